@@ -1,0 +1,26 @@
+# Compiler flags shared by every Relay target, applied through the relay_flags interface target.
+add_library(relay_flags INTERFACE)
+target_compile_options(relay_flags INTERFACE
+  -Wall -Wextra -Wpedantic -Wshadow -Wnon-virtual-dtor -Wcast-align
+  -Wimplicit-fallthrough)
+if(RELAY_WERROR)
+  target_compile_options(relay_flags INTERFACE -Werror)
+endif()
+if(RELAY_SANITIZE)
+  target_compile_options(relay_flags INTERFACE
+    -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer)
+  target_link_options(relay_flags INTERFACE -fsanitize=address,undefined)
+endif()
+if(RELAY_FUZZ)
+  # Every library is instrumented for coverage; only the fuzz targets link the fuzzer main.
+  target_compile_options(relay_flags INTERFACE -fsanitize=fuzzer-no-link,address,undefined)
+  target_link_options(relay_flags INTERFACE -fsanitize=address,undefined)
+endif()
+target_include_directories(relay_flags INTERFACE ${PROJECT_SOURCE_DIR}/src)
+
+# relay_module(NAME SOURCES... DEPS ...): one static library per src/ folder, named relay_<NAME>.
+function(relay_module name)
+  cmake_parse_arguments(ARG "" "" "SOURCES;DEPS" ${ARGN})
+  add_library(relay_${name} STATIC ${ARG_SOURCES})
+  target_link_libraries(relay_${name} PUBLIC relay_flags ${ARG_DEPS})
+endfunction()

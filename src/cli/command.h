@@ -1,0 +1,27 @@
+#pragma once
+
+#include <ostream>
+
+namespace CLI {
+class App;
+}
+
+namespace relay::cli {
+
+/// Exit codes of every command (relay.md section 7).
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailed = 1;  // the operation ran and failed (no match, not found...)
+inline constexpr int kExitUsage = 2;   // usage or validation error
+
+/// What a command reads and writes besides its flags; commands never touch std::cout directly,
+/// so tests run them in-process and capture both streams.
+struct CommandContext {
+  std::ostream& out;
+  std::ostream& err;
+  int exit_code = kExitOk;
+};
+
+// One registration function per command group (one .cpp each).
+void addVersionCommand(CLI::App& root, CommandContext& context);
+
+}  // namespace relay::cli

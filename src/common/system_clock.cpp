@@ -1,0 +1,15 @@
+#include "common/system_clock.h"
+
+#include <thread>
+
+namespace relay {
+
+WallTime SystemClock::now() const { return std::chrono::system_clock::now(); }
+
+MonoTime SystemClock::monotonicNow() const { return std::chrono::steady_clock::now(); }
+
+void SystemClock::sleepFor(std::chrono::nanoseconds duration) {
+  std::this_thread::sleep_for(duration);
+}
+
+}  // namespace relay
