@@ -12,6 +12,7 @@ find_package(nlohmann_json REQUIRED CONFIG)
 find_package(CLI11 REQUIRED CONFIG)
 find_package(fmt REQUIRED CONFIG)
 find_package(ZLIB REQUIRED)
+find_package(date REQUIRED CONFIG)  # libhowardhinnant-date-dev; zones from tzdata at runtime
 if(RELAY_BUILD_TESTS)
   find_package(GTest REQUIRED CONFIG)
 endif()

@@ -59,8 +59,8 @@ Result<Millis> parseDuration(std::string_view text) {
       if (kUnits[u].name == unit) found = u;
     }
     if (found == kUnits.size()) {
-      if (unit.empty()) return badDuration(text, "unexpected character at position " +
-                                                     std::to_string(i + 1));
+      if (unit.empty())
+        return badDuration(text, "unexpected character at position " + std::to_string(i + 1));
       return badDuration(text, "unknown unit \"" + std::string(unit) + "\"");
     }
     if (found < next_unit) {

@@ -36,12 +36,13 @@ struct Error {
   static Error internal(std::string message) { return {ErrorKind::kInternal, std::move(message)}; }
 };
 
-/// A value or an Error. Accessing the wrong alternative is a bug and asserts.
-template <typename T>
+/// A value or an error (relay::Error unless a module has its own typed error, as redis does).
+/// Accessing the wrong alternative is a bug and asserts.
+template <typename T, typename E = Error>
 class [[nodiscard]] Result {
  public:
   Result(T value) : state_(std::in_place_index<0>, std::move(value)) {}  // NOLINT: implicit
-  Result(Error error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit
+  Result(E error) : state_(std::in_place_index<1>, std::move(error)) {}  // NOLINT: implicit
 
   bool ok() const { return state_.index() == 0; }
   explicit operator bool() const { return ok(); }
@@ -63,31 +64,31 @@ class [[nodiscard]] Result {
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
 
-  const Error& error() const {
+  const E& error() const {
     assert(!ok() && "Result::error() on a value");
     return std::get<1>(state_);
   }
 
  private:
-  std::variant<T, Error> state_;
+  std::variant<T, E> state_;
 };
 
-/// Success or an Error, for operations without a value.
-template <>
-class [[nodiscard]] Result<void> {
+/// Success or an error, for operations without a value.
+template <typename E>
+class [[nodiscard]] Result<void, E> {
  public:
   Result() = default;
-  Result(Error error) : error_(std::move(error)), ok_(false) {}  // NOLINT: implicit
+  Result(E error) : error_(std::move(error)), ok_(false) {}  // NOLINT: implicit
 
   bool ok() const { return ok_; }
   explicit operator bool() const { return ok_; }
-  const Error& error() const {
+  const E& error() const {
     assert(!ok_ && "Result::error() on success");
     return error_;
   }
 
  private:
-  Error error_;
+  E error_{};
   bool ok_ = true;
 };
 

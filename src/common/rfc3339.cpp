@@ -63,9 +63,8 @@ std::optional<Instant> parseRfc3339(std::string_view text) {
   int year = 0, month = 0, day = 0, hour = 0, minute = 0, second = 0;
   if (!readDigits(text, 0, 4, year) || text.size() < 20 || text[4] != '-' ||
       !readDigits(text, 5, 2, month) || text[7] != '-' || !readDigits(text, 8, 2, day) ||
-      (text[10] != 'T' && text[10] != 't') || !readDigits(text, 11, 2, hour) ||
-      text[13] != ':' || !readDigits(text, 14, 2, minute) || text[16] != ':' ||
-      !readDigits(text, 17, 2, second)) {
+      (text[10] != 'T' && text[10] != 't') || !readDigits(text, 11, 2, hour) || text[13] != ':' ||
+      !readDigits(text, 14, 2, minute) || text[16] != ':' || !readDigits(text, 17, 2, second)) {
     return std::nullopt;
   }
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month) || hour > 23 ||
@@ -91,9 +90,8 @@ std::optional<Instant> parseRfc3339(std::string_view text) {
     ++pos;
   } else if (text[pos] == '+' || text[pos] == '-') {
     int off_hour = 0, off_minute = 0;
-    if (!readDigits(text, pos + 1, 2, off_hour) || pos + 3 >= text.size() ||
-        text[pos + 3] != ':' || !readDigits(text, pos + 4, 2, off_minute) || off_hour > 23 ||
-        off_minute > 59) {
+    if (!readDigits(text, pos + 1, 2, off_hour) || pos + 3 >= text.size() || text[pos + 3] != ':' ||
+        !readDigits(text, pos + 4, 2, off_minute) || off_hour > 23 || off_minute > 59) {
       return std::nullopt;
     }
     offset_seconds = (off_hour * 3600 + off_minute * 60) * (text[pos] == '-' ? -1 : 1);
@@ -103,8 +101,8 @@ std::optional<Instant> parseRfc3339(std::string_view text) {
   }
   if (pos != text.size()) return std::nullopt;
   using namespace std::chrono;
-  const sys_days date = year_month_day(std::chrono::year(year), std::chrono::month(month),
-                                       std::chrono::day(day));
+  const sys_days date =
+      year_month_day(std::chrono::year(year), std::chrono::month(month), std::chrono::day(day));
   const std::int64_t seconds = static_cast<std::int64_t>(date.time_since_epoch().count()) * 86400 +
                                hour * 3600 + minute * 60 + second - offset_seconds;
   return Instant{seconds, nanos};

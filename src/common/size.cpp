@@ -51,7 +51,8 @@ Result<std::uint64_t> parseSize(std::string_view text) {
 
 std::string formatSize(std::uint64_t bytes) {
   for (const SizeUnit& unit : kSizeUnits) {
-    if (bytes != 0 && bytes % unit.bytes == 0) return std::to_string(bytes / unit.bytes) + std::string(unit.name);
+    if (bytes != 0 && bytes % unit.bytes == 0)
+      return std::to_string(bytes / unit.bytes) + std::string(unit.name);
   }
   return "0B";
 }

@@ -27,8 +27,8 @@ TEST(Duration, ParsesCompoundForms) {
 TEST(Duration, ZeroAloneIsZero) { EXPECT_EQ(parseDuration("0").value(), milliseconds(0)); }
 
 TEST(Duration, RejectsMalformedInput) {
-  for (const char* bad : {"", "20", "5 m", " 5m", "5m ", "-1s", "+1s", "1.5h", "1x", "m",
-                          "1m1h", "1s1s", "10sec", "1H", "99999999999999999999d"}) {
+  for (const char* bad : {"", "20", "5 m", " 5m", "5m ", "-1s", "+1s", "1.5h", "1x", "m", "1m1h",
+                          "1s1s", "10sec", "1H", "99999999999999999999d"}) {
     const auto parsed = parseDuration(bad);
     ASSERT_FALSE(parsed.ok()) << "accepted \"" << bad << "\"";
     EXPECT_EQ(parsed.error().kind, ErrorKind::kInvalidArgument);
