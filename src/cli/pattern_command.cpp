@@ -1,0 +1,126 @@
+#include "cli/pattern_command.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <CLI/CLI.hpp>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <sstream>
+
+#include "common/rfc3339.h"
+#include "common/system_clock.h"
+#include "event/event.h"
+#include "pattern/compiler.h"
+#include "pattern/evaluator.h"
+
+namespace relay::cli {
+namespace {
+
+constexpr const char* kName = "relay pattern test";
+
+// Reads a whole file, or `in` for "-"; nullopt (with the error printed) when unreadable.
+std::optional<std::string> readSource(const std::string& path, std::istream& in,
+                                      CommandContext& context) {
+  std::stringstream text;
+  if (path == "-") {
+    text << in.rdbuf();
+    return text.str();
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    context.err << kName << ": cannot read " << path << ": " << std::strerror(errno) << "\n";
+    return std::nullopt;
+  }
+  text << file.rdbuf();
+  return text.str();
+}
+
+std::shared_ptr<const pattern::Pattern> loadPattern(const std::string& text,
+                                                    const std::string& shown,
+                                                    CommandContext& context) {
+  YAML::Node node;
+  try {
+    node = YAML::Load(text);
+  } catch (const YAML::Exception& error) {
+    context.err << shown << ":" << error.mark.line + 1 << ":" << error.mark.column + 1 << ": "
+                << error.msg << "\n";
+    return nullptr;
+  }
+  pattern::CompileResult result = pattern::compile(node);
+  if (auto* errors = std::get_if<std::vector<pattern::CompileError>>(&result)) {
+    for (const pattern::CompileError& error : *errors) {
+      context.err << shown << ":" << error.line << ":" << error.column << ": ";
+      if (!error.path.empty()) context.err << error.path << ": ";
+      context.err << error.message << "\n";
+    }
+    return nullptr;
+  }
+  return std::get<std::shared_ptr<const pattern::Pattern>>(std::move(result));
+}
+
+}  // namespace
+
+void runPatternTest(const PatternTestOptions& options, std::istream& in, const Clock& clock,
+                    CommandContext& context) {
+  context.exit_code = kExitUsage;
+  if (options.pattern == "-" && options.event == "@-") {
+    context.err << kName << ": --pattern - and --event @- cannot both read stdin\n";
+    return;
+  }
+  Instant now = Instant::fromWallTime(clock.now());
+  if (options.now) {
+    const std::optional<Instant> parsed = parseRfc3339(*options.now);
+    if (!parsed) {
+      context.err << kName << ": invalid --now \"" << *options.now
+                  << "\": expected an RFC 3339 timestamp such as 2026-01-01T10:00:00Z\n";
+      return;
+    }
+    now = *parsed;
+  }
+  const std::optional<std::string> pattern_text = readSource(options.pattern, in, context);
+  if (!pattern_text) return;
+  const std::string shown = options.pattern == "-" ? "<stdin>" : options.pattern;
+  const std::shared_ptr<const pattern::Pattern> compiled =
+      loadPattern(*pattern_text, shown, context);
+  if (!compiled) return;
+
+  std::string event_text = options.event;
+  if (!event_text.empty() && event_text.front() == '@') {
+    std::optional<std::string> file = readSource(event_text.substr(1), in, context);
+    if (!file) return;
+    event_text = std::move(*file);
+  }
+  Result<event::Event> event = event::decode(std::move(event_text));
+  if (!event) {
+    context.err << kName << ": invalid event: " << event.error().message << "\n";
+    return;
+  }
+  const bool matched = pattern::matches(*compiled, *event, now);
+  context.out << (matched ? "match\n" : "no match\n");
+  context.exit_code = matched ? kExitOk : kExitFailed;
+}
+
+void addPatternCommand(CLI::App& root, CommandContext& context) {
+  CLI::App* group = root.add_subcommand("pattern", "Work with event patterns");
+  group->require_subcommand(1);
+  auto options = std::make_shared<PatternTestOptions>();
+  auto now = std::make_shared<std::string>();
+  CLI::App* test = group->add_subcommand("test", "Check whether an event matches a pattern");
+  test->add_option("--pattern", options->pattern,
+                   "YAML file holding the pattern map (what goes under pattern:), or - for stdin")
+      ->required();
+  test->add_option("--event", options->event, "the event JSON, or @FILE (@- for stdin)")
+      ->required();
+  CLI::Option* now_option =
+      test->add_option("--now", *now, "RFC 3339 instant for now() (default: the clock)");
+  test->callback([options, now, now_option, &context] {
+    if (now_option->count() > 0) options->now = *now;
+    const SystemClock clock;
+    runPatternTest(*options, std::cin, clock, context);
+  });
+}
+
+}  // namespace relay::cli

@@ -1,0 +1,25 @@
+#pragma once
+
+#include <istream>
+#include <optional>
+#include <string>
+
+#include "cli/command.h"
+#include "common/clock.h"
+
+namespace relay::cli {
+
+/// Flags of `relay pattern test`.
+struct PatternTestOptions {
+  std::string pattern;             // a file holding the pattern map, or "-" for stdin
+  std::string event;               // JSON text, or @FILE (@- for stdin)
+  std::optional<std::string> now;  // RFC 3339; the clock's time when absent
+};
+
+/// Runs `relay pattern test`: prints "match" (exit 0) or "no match" (exit 1); every pattern
+/// error as FILE:LINE:COL: path: message, an invalid event or --now, exit 2. `in` stands for
+/// stdin and `clock` gives now() when --now is absent (both injected for tests).
+void runPatternTest(const PatternTestOptions& options, std::istream& in, const Clock& clock,
+                    CommandContext& context);
+
+}  // namespace relay::cli
