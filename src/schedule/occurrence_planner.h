@@ -1,0 +1,57 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+
+#include "common/clock.h"
+#include "schedule/cron.h"
+#include "schedule/time_zone.h"
+
+namespace relay::schedule {
+
+/// The latest fire time `t` with `after < t <= until`, or nullopt when there is none. Pure.
+std::optional<WallTime> latestFireTime(const CronExpression& cron, const TimeZone& zone,
+                                       WallTime after, WallTime until);
+
+/// Decides which occurrence of each schedule an evaluation round publishes (relay.md section
+/// 6): at most ONE per schedule and round, the latest fire time not yet dealt with and no older
+/// than the catch-up window. A round every minute thus publishes each minute's occurrence; the
+/// first round after a start, or the first successful one after a Redis outage, publishes only
+/// the latest occurrence missed within the window. Remembers per schedule the time up to which
+/// every fire time was dealt with (a watermark), in memory only. Pure: the caller passes the
+/// time. Not thread-safe (one publisher thread owns it).
+class OccurrencePlanner {
+ public:
+  explicit OccurrencePlanner(std::chrono::minutes catch_up_window = std::chrono::hours(24))
+      : catch_up_window_(catch_up_window) {}
+
+  /// Starts a round at `now`.
+  void beginRound(WallTime now);
+  /// The occurrence of schedule `key` (any stable name, e.g. `app/schedule`) to publish in this
+  /// round: the latest fire time in (lower, now], lower = max(watermark, now - window). A
+  /// schedule never seen before has no watermark in the first round (catch-up) and the previous
+  /// round's time in later ones (a schedule added while the worker runs has missed nothing).
+  std::optional<WallTime> due(const std::string& key, const CronExpression& cron,
+                              const TimeZone& zone);
+  /// Every fire time of `key` up to this round's time is dealt with (its occurrence published,
+  /// found already published, or nothing was due). Until then the schedule stays in catch-up.
+  void markDone(const std::string& key);
+  /// Ends a round that evaluated every schedule: forgets the ones it did not see (removed).
+  /// A round abandoned half-way (Redis failed) must not end, so nothing is forgotten.
+  void endRound();
+
+  /// The watermark of `key`: nullopt while it is in catch-up or unknown. For tests and logs.
+  std::optional<WallTime> watermark(const std::string& key) const;
+
+ private:
+  std::chrono::minutes catch_up_window_;
+  WallTime now_{};
+  std::optional<WallTime> previous_round_;                    // the last round that ended
+  std::map<std::string, std::optional<WallTime>> schedules_;  // nullopt: catching up
+  std::set<std::string> seen_;                                // in the current round
+};
+
+}  // namespace relay::schedule
