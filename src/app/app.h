@@ -1,0 +1,101 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/duration.h"
+#include "schedule/cron.h"
+#include "schedule/time_zone.h"
+
+namespace relay::pattern {
+class Pattern;
+}
+
+namespace relay::app {
+
+/// How an app's handlers are started (relay.md section 3).
+enum class RuntimeKind { kPython3, kNode, kExec };
+
+/// `python3`, `node` or `exec`.
+std::string_view runtimeName(RuntimeKind runtime);
+/// The inverse of runtimeName(); nullopt for anything else.
+std::optional<RuntimeKind> runtimeFromName(std::string_view name);
+/// The container image the docker runtime uses when the template names none.
+std::string_view defaultImage(RuntimeKind runtime);
+
+// Defaults and limits of template.yaml (docs/apps.md lists them for users).
+inline constexpr int kDefaultConcurrency = 4;
+inline constexpr int kMaxConcurrency = 1024;
+inline constexpr std::uint64_t kDefaultMemoryBytes = 256ULL << 20;
+inline constexpr std::uint64_t kMinMemoryBytes = 4ULL << 20;
+inline constexpr std::uint64_t kMaxMemoryBytes = 256ULL << 30;
+inline constexpr double kDefaultCpus = 1.0;
+inline constexpr double kMinCpus = 0.01;  // the smallest quota cgroups and Docker accept
+inline constexpr double kMaxCpus = 64.0;
+inline constexpr int kDefaultPids = 128;
+inline constexpr int kMaxPids = 65536;
+inline constexpr Millis kDefaultTimeout = std::chrono::seconds(30);
+inline constexpr Millis kMaxTimeout = std::chrono::minutes(5);
+inline constexpr int kDefaultRetries = 4;
+inline constexpr int kMaxRetries = 20;
+inline constexpr std::string_view kDefaultTimeZone = "UTC";
+inline constexpr std::string_view kTemplateFileName = "template.yaml";
+
+/// Per-invocation limits.
+struct Resources {
+  std::uint64_t memory_bytes = kDefaultMemoryBytes;
+  double cpus = kDefaultCpus;
+  int pids = kDefaultPids;
+};
+
+/// One `events:` entry: which handler runs for events matching which pattern.
+struct Rule {
+  std::string handler;
+  std::shared_ptr<const pattern::Pattern> pattern;
+  Millis timeout = kDefaultTimeout;
+  int retries = kDefaultRetries;
+  /// The pattern as compact JSON (YAML core-schema typing kept: a quoted "1" stays a string),
+  /// for `relay app inspect`.
+  std::string pattern_json;
+  int line = 0;  // 1-based line of the entry in template.yaml
+};
+
+/// One `schedules:` entry.
+struct Schedule {
+  std::string name;
+  std::string cron_text;  // as written
+  schedule::CronExpression cron;
+  schedule::TimeZone time_zone;
+  std::string handler;
+  Millis timeout = kDefaultTimeout;
+  int retries = kDefaultRetries;
+  std::string payload_json = "{}";  // a JSON object, compact
+  int line = 0;
+};
+
+/// A loaded, valid app: its template with every default filled in. Immutable once built;
+/// shared between registry snapshots.
+struct App {
+  std::string name;
+  std::filesystem::path dir;
+  RuntimeKind runtime = RuntimeKind::kExec;
+  std::string image;  // defaultImage(runtime) when the template names none
+  int concurrency = kDefaultConcurrency;
+  bool network = false;
+  std::vector<std::pair<std::string, std::string>> env;  // in template order
+  Resources resources;
+  std::vector<Rule> rules;          // in template order (the dispatch order)
+  std::vector<Schedule> schedules;  // in template order
+
+  const Rule* findRule(std::string_view handler) const;
+  const Schedule* findSchedule(std::string_view name) const;
+};
+
+}  // namespace relay::app

@@ -1,0 +1,135 @@
+#include "app/handler_resolver.h"
+
+#include "app/names.h"
+
+namespace relay::app {
+namespace {
+
+std::vector<std::string_view> split(std::string_view text, char separator) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find(separator, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+bool hasControlCharacter(std::string_view text) {
+  for (const char c : text) {
+    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return true;
+  }
+  return false;
+}
+
+std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
+
+// Where `file` really lives, if it stays inside `app_dir`; both are resolved through symlinks.
+bool staysInside(const std::filesystem::path& app_dir, const std::filesystem::path& file,
+                 std::filesystem::path& resolved) {
+  std::error_code ec;
+  const std::filesystem::path root = std::filesystem::canonical(app_dir, ec);
+  if (ec) return false;
+  resolved = std::filesystem::canonical(file, ec);
+  if (ec) return false;
+  const std::filesystem::path relative = resolved.lexically_relative(root);
+  return !relative.empty() && *relative.begin() != "..";
+}
+
+}  // namespace
+
+Status checkHandlerName(RuntimeKind runtime, std::string_view handler) {
+  if (handler.empty()) return Error::invalid("handler must not be empty");
+  if (hasControlCharacter(handler)) {
+    return Error::invalid("handler must not contain control characters");
+  }
+  if (runtime == RuntimeKind::kExec) {
+    if (handler.front() == '/') {
+      return Error::invalid(
+          "expected a path relative to the app directory (e.g. bin/handler.sh)"
+          ", got the absolute path " +
+          quoted(handler));
+    }
+    for (const std::string_view part : split(handler, '/')) {
+      if (part.empty() || part == "." || part == "..") {
+        return Error::invalid(
+            "expected a plain relative path inside the app directory (no empty, \".\" or "
+            "\"..\" parts), got " +
+            quoted(handler));
+      }
+    }
+    return {};
+  }
+  const std::vector<std::string_view> parts = split(handler, '.');
+  bool identifiers = parts.size() >= 2;
+  for (const std::string_view part : parts) {
+    identifiers = identifiers && isIdentifier(part, /*allow_dollar=*/runtime == RuntimeKind::kNode);
+  }
+  if (!identifiers) {
+    return Error::invalid(
+        "expected module.function for runtime " + std::string(runtimeName(runtime)) +
+        " (dot-separated identifiers, e.g. handlers.users.on_insert), got " + quoted(handler));
+  }
+  return {};
+}
+
+std::vector<std::filesystem::path> handlerCandidates(RuntimeKind runtime,
+                                                     std::string_view handler) {
+  if (runtime == RuntimeKind::kExec) return {std::filesystem::path(handler)};
+  const std::size_t last_dot = handler.rfind('.');
+  std::string module(handler.substr(0, last_dot));
+  for (char& c : module) {
+    if (c == '.') c = '/';
+  }
+  if (runtime == RuntimeKind::kPython3) return {module + ".py"};
+  return {module + ".mjs", module + "/index.mjs", module + ".js", module + "/index.js",
+          module + ".cjs"};
+}
+
+Result<HandlerTarget> resolveHandler(RuntimeKind runtime, const std::filesystem::path& app_dir,
+                                     std::string_view handler) {
+  if (Status syntax = checkHandlerName(runtime, handler); !syntax) return syntax.error();
+  const std::vector<std::filesystem::path> candidates = handlerCandidates(runtime, handler);
+  for (const std::filesystem::path& candidate : candidates) {
+    const std::filesystem::path full = app_dir / candidate;
+    std::error_code ec;
+    const std::filesystem::file_status status = std::filesystem::status(full, ec);
+    if (!std::filesystem::exists(status)) continue;
+    std::filesystem::path resolved;
+    if (!staysInside(app_dir, full, resolved)) {
+      return Error::invalid(candidate.string() + " resolves outside the app directory" +
+                            (resolved.empty() ? "" : " (to " + resolved.string() + ")"));
+    }
+    if (!std::filesystem::is_regular_file(status)) {
+      return Error::invalid(candidate.string() + " is not a regular file");
+    }
+    if (runtime == RuntimeKind::kExec) {
+      const auto perms = status.permissions();
+      constexpr auto kAnyExec = std::filesystem::perms::owner_exec |
+                                std::filesystem::perms::group_exec |
+                                std::filesystem::perms::others_exec;
+      if ((perms & kAnyExec) == std::filesystem::perms::none) {
+        return Error::invalid(candidate.string() + " is not executable (chmod +x " +
+                              candidate.string() + ")");
+      }
+      return HandlerTarget{candidate, ""};
+    }
+    return HandlerTarget{candidate, std::string(handler.substr(handler.rfind('.') + 1))};
+  }
+  if (candidates.size() == 1) {
+    return Error::notFound(runtime == RuntimeKind::kExec
+                               ? candidates.front().string() +
+                                     " does not exist in the app directory"
+                               : quoted(handler) + " needs " + candidates.front().string() +
+                                     ", which does not exist in the app directory");
+  }
+  std::string names;
+  for (const std::filesystem::path& candidate : candidates) {
+    names += (names.empty() ? "" : ", ") + candidate.string();
+  }
+  return Error::notFound(quoted(handler) + " needs one of " + names +
+                         "; none exists in the app directory");
+}
+
+}  // namespace relay::app

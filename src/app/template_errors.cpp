@@ -1,0 +1,25 @@
+#include "app/template_errors.h"
+
+#include "app/yaml_value.h"
+
+namespace relay::app {
+
+void TemplateErrors::add(int line, int column, std::string message) {
+  diagnostics_.push_back({file_, line, column, std::move(message)});
+}
+
+void TemplateErrors::add(const YAML::Node& at, std::string message) {
+  add(yamlLine(at), yamlColumn(at), std::move(message));
+}
+
+std::vector<Diagnostic> TemplateErrors::take() {
+  sortDiagnostics(diagnostics_);
+  return std::move(diagnostics_);
+}
+
+const YAML::Node& Field::at() const {
+  if (key && value.IsNull()) return *key;
+  return value;
+}
+
+}  // namespace relay::app

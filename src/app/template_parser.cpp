@@ -1,0 +1,318 @@
+#include "app/template_parser.h"
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <utility>
+
+#include "app/field_reader.h"
+#include "app/handler_resolver.h"
+#include "app/names.h"
+#include "app/yaml_document.h"
+#include "app/yaml_value.h"
+#include "pattern/compiler.h"
+#include "pattern/pattern.h"
+
+namespace relay::app {
+namespace {
+
+using Fields = std::map<std::string, Field>;
+
+const Field* find(const Fields& fields, const std::string& key) {
+  const auto it = fields.find(key);
+  return it == fields.end() ? nullptr : &it->second;
+}
+
+std::string firstAt(int line) { return " (first at line " + std::to_string(line) + ")"; }
+
+/// One pass over one template; see parseTemplate().
+class TemplateParser {
+ public:
+  TemplateParser(const std::string& name, const std::filesystem::path& dir, TemplateErrors& errors)
+      : name_(name), dir_(dir), errors_(errors), reader_(errors) {}
+
+  ParsedTemplate parse(const YAML::Node& root) {
+    const Field document{"", root, std::nullopt};
+    if (!root.IsMap()) {
+      errors_.add(
+          root, "template must be a map of keys (runtime, events, ...), got " + describeYaml(root));
+      return {};
+    }
+    const auto fields = reader_.readMap(
+        document, "a map",
+        {"runtime", "image", "concurrency", "network", "env", "resources", "events", "schedules"},
+        {"runtime"});
+    App app;
+    app.name = name_;
+    app.dir = dir_;
+    if (const Field* field = find(*fields, "runtime")) readRuntime(*field);
+    if (runtime_) {
+      app.runtime = *runtime_;
+      app.image = defaultImage(*runtime_);
+    }
+    if (const Field* field = find(*fields, "image")) {
+      if (auto image = reader_.readString(*field)) {
+        if (image->empty() || image->find_first_of(" \t\r\n") != std::string::npos) {
+          reader_.error(*field,
+                        "expected a container image reference such as python:3.12-slim, "
+                        "got \"" +
+                            *image + "\"");
+        }
+        app.image = std::move(*image);
+      }
+    }
+    if (const Field* field = find(*fields, "concurrency")) {
+      app.concurrency = static_cast<int>(reader_.readInt(*field, 1, kMaxConcurrency).value_or(0));
+    }
+    if (const Field* field = find(*fields, "network")) {
+      app.network = reader_.readBool(*field).value_or(false);
+    }
+    if (const Field* field = find(*fields, "env")) readEnv(*field, app);
+    if (const Field* field = find(*fields, "resources")) readResources(*field, app);
+    if (const Field* field = find(*fields, "events")) readRules(*field, app);
+    if (const Field* field = find(*fields, "schedules")) readSchedules(*field, app);
+    ParsedTemplate parsed;
+    parsed.runtime = runtime_;
+    if (errors_.empty()) parsed.app = std::move(app);
+    return parsed;
+  }
+
+ private:
+  void readRuntime(const Field& field) {
+    const auto text = reader_.readString(field);
+    if (!text) return;
+    runtime_ = runtimeFromName(*text);
+    if (!runtime_) reader_.error(field, "expected python3, node or exec, got \"" + *text + "\"");
+  }
+
+  void readEnv(const Field& field, App& app) {
+    if (!field.value.IsMap()) {
+      reader_.error(field,
+                    "expected a map of variable names to values, got " + describeYaml(field.value));
+      return;
+    }
+    for (const auto& pair : field.value) {
+      if (!pair.first.IsScalar()) continue;
+      const std::string& key = pair.first.Scalar();
+      if (std::any_of(app.env.begin(), app.env.end(),
+                      [&key](const auto& entry) { return entry.first == key; })) {
+        continue;  // a duplicate, reported by checkYamlKeys
+      }
+      if (!isValidEnvName(key)) {
+        errors_.add(pair.first, atPath(field.path, "\"" + key +
+                                                       "\" is not a valid environment variable "
+                                                       "name (expected [A-Za-z_][A-Za-z0-9_]*)"));
+      } else if (key.starts_with("RELAY_")) {
+        errors_.add(pair.first, atPath(field.path, key + " is reserved: Relay sets the RELAY_* "
+                                                         "variables of every handler itself"));
+      }
+      const Field value{childPath(field.path, key), pair.second, pair.first};
+      const YamlType type = yamlType(pair.second);
+      if (type == YamlType::kNull) {
+        reader_.error(value, "expected a value (write \"\" for an empty string)");
+      } else if (type == YamlType::kMap || type == YamlType::kList || type == YamlType::kTagged) {
+        reader_.error(value,
+                      "expected a string, number or boolean, got " + describeYaml(pair.second));
+      } else if (pair.second.Scalar().find('\0') != std::string::npos) {
+        reader_.error(value, "must not contain a NUL byte");
+      } else {
+        app.env.emplace_back(key, pair.second.Scalar());
+      }
+    }
+  }
+
+  void readResources(const Field& field, App& app) {
+    const auto fields = reader_.readMap(field, "a map with memory, cpus and/or pids",
+                                        {"memory", "cpus", "pids"}, {});
+    if (!fields) return;
+    if (const Field* memory = find(*fields, "memory")) {
+      app.resources.memory_bytes =
+          reader_.readSize(*memory, kMinMemoryBytes, kMaxMemoryBytes).value_or(0);
+    }
+    if (const Field* cpus = find(*fields, "cpus")) {
+      app.resources.cpus = reader_.readNumber(*cpus, kMinCpus, kMaxCpus).value_or(0);
+    }
+    if (const Field* pids = find(*fields, "pids")) {
+      app.resources.pids = static_cast<int>(reader_.readInt(*pids, 1, kMaxPids).value_or(0));
+    }
+  }
+
+  // The handler name when its syntax is valid for the runtime (its file may still be missing,
+  // which is reported here too); nullopt otherwise.
+  std::optional<std::string> readHandler(const Field& field) {
+    auto handler = reader_.readString(field);
+    if (!handler || !runtime_) return handler;  // without a runtime there is nothing to check
+    if (const Status syntax = checkHandlerName(*runtime_, *handler); !syntax) {
+      reader_.error(field, syntax.error().message);
+      return std::nullopt;
+    }
+    if (const auto target = resolveHandler(*runtime_, dir_, *handler); !target) {
+      reader_.error(field, target.error().message);
+    }
+    return handler;
+  }
+
+  template <typename Each>
+  void forEachElement(const Field& field, const std::string& what, Each each) {
+    if (!field.value.IsSequence()) {
+      reader_.error(field, "expected a list of " + what + ", got " + describeYaml(field.value));
+      return;
+    }
+    std::size_t index = 0;
+    for (const YAML::Node& element : field.value) {
+      each(Field{elementPath(field.path, index++), element, std::nullopt});
+    }
+  }
+
+  void readRules(const Field& field, App& app) {
+    std::map<std::string, int> handler_lines;
+    forEachElement(field, "rules", [&](const Field& element) {
+      if (auto rule = readRule(element, handler_lines)) app.rules.push_back(std::move(*rule));
+    });
+  }
+
+  std::optional<Rule> readRule(const Field& field, std::map<std::string, int>& handler_lines) {
+    const auto fields =
+        reader_.readMap(field, "a map with handler and pattern",
+                        {"handler", "pattern", "timeout", "retries"}, {"handler", "pattern"});
+    if (!fields) return std::nullopt;
+    Rule rule;
+    rule.line = yamlLine(field.value);
+    if (const Field* handler = find(*fields, "handler")) {
+      if (auto name = readHandler(*handler)) {
+        const auto [it, inserted] = handler_lines.emplace(*name, yamlLine(handler->value));
+        if (!inserted) {
+          reader_.error(*handler, "duplicate handler \"" + *name + "\"" + firstAt(it->second) +
+                                      "; handlers must be unique within an app");
+        }
+        rule.handler = std::move(*name);
+      }
+    }
+    if (const Field* pattern = find(*fields, "pattern")) compilePattern(*pattern, rule);
+    if (const Field* timeout = find(*fields, "timeout")) {
+      rule.timeout = reader_.readDuration(*timeout, kMaxTimeout).value_or(kDefaultTimeout);
+    }
+    if (const Field* retries = find(*fields, "retries")) {
+      rule.retries = static_cast<int>(reader_.readInt(*retries, 0, kMaxRetries).value_or(0));
+    }
+    return rule;
+  }
+
+  void compilePattern(const Field& field, Rule& rule) {
+    if (field.value.IsNull()) {
+      reader_.error(field, "expected a map of field conditions (e.g. {table_name: [users]}), got " +
+                               describeYaml(field.value));
+      return;
+    }
+    pattern::CompileResult result = pattern::compile(field.value);
+    if (const auto* problems = std::get_if<std::vector<pattern::CompileError>>(&result)) {
+      for (const pattern::CompileError& problem : *problems) {
+        const bool located = problem.line > 0;
+        errors_.add(located ? problem.line : yamlLine(field.value),
+                    located ? problem.column : yamlColumn(field.value),
+                    atPath(problem.path.empty() ? field.path : field.path + "." + problem.path,
+                           problem.message));
+      }
+      return;
+    }
+    rule.pattern = std::get<std::shared_ptr<const pattern::Pattern>>(std::move(result));
+    rule.pattern_json = dumpJson(yamlToJson(field.value, "", nullptr).value_or(nullptr));
+  }
+
+  void readSchedules(const Field& field, App& app) {
+    std::map<std::string, int> name_lines;
+    forEachElement(field, "schedules", [&](const Field& element) {
+      if (auto schedule = readSchedule(element, name_lines)) {
+        app.schedules.push_back(std::move(*schedule));
+      }
+    });
+  }
+
+  std::optional<Schedule> readSchedule(const Field& field, std::map<std::string, int>& name_lines) {
+    const auto fields =
+        reader_.readMap(field, "a map with name, cron and handler",
+                        {"name", "cron", "timezone", "handler", "timeout", "retries", "payload"},
+                        {"name", "cron", "handler"});
+    if (!fields) return std::nullopt;
+    std::string name;
+    if (const Field* name_field = find(*fields, "name")) {
+      if (auto text = reader_.readString(*name_field)) {
+        name = std::move(*text);
+        if (!isValidName(name)) {
+          reader_.error(*name_field, "\"" + name + "\" is not a valid schedule name (expected " +
+                                         std::string(kNamePattern) + ")");
+        }
+        const auto [it, inserted] = name_lines.emplace(name, yamlLine(name_field->value));
+        if (!inserted) {
+          reader_.error(*name_field,
+                        "duplicate schedule name \"" + name + "\"" + firstAt(it->second));
+        }
+      }
+    }
+    std::optional<schedule::CronExpression> cron;
+    if (const Field* cron_field = find(*fields, "cron")) {
+      if (const auto text = reader_.readString(*cron_field)) {
+        auto parsed = schedule::CronExpression::parse(*text);
+        if (parsed) {
+          cron = std::move(*parsed);
+        } else {
+          reader_.error(*cron_field, parsed.error().message);
+        }
+      }
+    }
+    std::optional<schedule::TimeZone> zone;
+    const Field* zone_field = find(*fields, "timezone");
+    const std::optional<std::string> zone_name =
+        zone_field ? reader_.readString(*zone_field) : std::string(kDefaultTimeZone);
+    if (zone_name) {
+      auto loaded = schedule::TimeZone::load(*zone_name);
+      if (loaded) {
+        zone = std::move(*loaded);
+      } else {
+        reader_.error(zone_field ? *zone_field : field, loaded.error().message);
+      }
+    }
+    std::string handler;
+    if (const Field* handler_field = find(*fields, "handler")) {
+      handler = readHandler(*handler_field).value_or("");
+    }
+    Millis timeout = kDefaultTimeout;
+    if (const Field* timeout_field = find(*fields, "timeout")) {
+      timeout = reader_.readDuration(*timeout_field, kMaxTimeout).value_or(kDefaultTimeout);
+    }
+    int retries = kDefaultRetries;
+    if (const Field* retries_field = find(*fields, "retries")) {
+      retries = static_cast<int>(reader_.readInt(*retries_field, 0, kMaxRetries).value_or(0));
+    }
+    std::string payload = "{}";
+    if (const Field* payload_field = find(*fields, "payload")) {
+      if (!payload_field->value.IsMap()) {
+        reader_.error(*payload_field, "expected a map (it becomes a JSON object), got " +
+                                          describeYaml(payload_field->value));
+      } else if (const auto json =
+                     yamlToJson(payload_field->value, payload_field->path, &errors_)) {
+        payload = dumpJson(*json);
+      }
+    }
+    if (!cron || !zone) return std::nullopt;
+    std::string cron_text = cron->text();
+    return Schedule{std::move(name),  std::move(cron_text), std::move(*cron),
+                    std::move(*zone), std::move(handler),   timeout,
+                    retries,          std::move(payload),   yamlLine(field.value)};
+  }
+
+  const std::string& name_;
+  const std::filesystem::path& dir_;
+  TemplateErrors& errors_;
+  FieldReader reader_;
+  std::optional<RuntimeKind> runtime_;
+};
+
+}  // namespace
+
+ParsedTemplate parseTemplate(const YAML::Node& root, const std::string& name,
+                             const std::filesystem::path& dir, TemplateErrors& errors) {
+  return TemplateParser(name, dir, errors).parse(root);
+}
+
+}  // namespace relay::app

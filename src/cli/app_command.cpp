@@ -1,0 +1,312 @@
+#include <date/date.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "app/registry.h"
+#include "cli/app_flags.h"
+#include "cli/command.h"
+#include "cli/loaded_apps.h"
+#include "common/duration.h"
+#include "common/rfc3339.h"
+#include "common/size.h"
+#include "common/system_clock.h"
+#include "pattern/pattern.h"
+#include "schedule/next_fire.h"
+
+namespace relay::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+struct LsOptions {
+  AppFlags flags;
+  bool json = false;
+};
+
+struct InspectOptions {
+  AppFlags flags;
+  std::string name;
+  bool json = false;
+};
+
+constexpr std::size_t kNextFireTimes = 3;
+
+std::string dump(const Json& json) {
+  return json.dump(2, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string yesNo(bool value) { return value ? "yes" : "no"; }
+
+std::string formatCpus(double cpus) {
+  std::ostringstream out;
+  out << cpus;
+  return out.str();
+}
+
+void printIgnored(const app::Snapshot& snapshot, CommandContext& context) {
+  for (const app::IgnoredDir& dir : snapshot.ignored()) {
+    context.err << "note: " << dir.dir.string() << " is not an app: " << dir.reason << "\n";
+  }
+}
+
+std::string runtimeText(const app::AppEntry& entry) {
+  return entry.runtime ? std::string(app::runtimeName(*entry.runtime)) : "-";
+}
+
+void runLs(const LsOptions& options, CommandContext& context) {
+  // Availability includes the runtime's verdict (handler files, bwrap, image...).
+  SystemClock clock;
+  const auto loaded = loadApps(options.flags, "app ls", clock, context);
+  if (!loaded) return;
+  const auto& registry = loaded->registry;
+  if (!registry) return;
+  const auto snapshot = registry->snapshot();
+  printIgnored(*snapshot, context);
+  if (options.json) {
+    Json list = Json::array();
+    for (const app::AppEntry& entry : snapshot->apps()) {
+      Json errors = Json::array();
+      for (const app::Diagnostic& diagnostic : entry.errors)
+        errors.push_back(diagnostic.toString());
+      list.push_back({{"name", entry.name},
+                      {"dir", entry.dir.string()},
+                      {"runtime", entry.runtime ? Json(app::runtimeName(*entry.runtime)) : Json()},
+                      {"rules", entry.app ? Json(entry.app->rules.size()) : Json()},
+                      {"schedules", entry.app ? Json(entry.app->schedules.size()) : Json()},
+                      {"loaded", entry.status.loaded},
+                      {"available", entry.status.available},
+                      {"reason", entry.status.reason},
+                      {"errors", std::move(errors)}});
+    }
+    context.out << dump(list) << "\n";
+    return;
+  }
+  std::vector<std::vector<std::string>> rows = {
+      {"NAME", "RUNTIME", "RULES", "SCHEDULES", "LOADED", "AVAILABLE", "REASON"}};
+  for (const app::AppEntry& entry : snapshot->apps()) {
+    rows.push_back(
+        {entry.name, runtimeText(entry), entry.app ? std::to_string(entry.app->rules.size()) : "-",
+         entry.app ? std::to_string(entry.app->schedules.size()) : "-", yesNo(entry.status.loaded),
+         yesNo(entry.status.available), entry.status.reason});
+  }
+  std::vector<std::size_t> widths(rows.front().size(), 0);
+  for (const auto& row : rows) {
+    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows) {
+    std::string line;
+    for (std::size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    context.out << line << "\n";
+  }
+  if (snapshot->apps().empty()) {
+    context.err << "note: no directory in " << snapshot->root().string()
+                << " holds a template.yaml\n";
+  }
+}
+
+// The local wall-clock reading of `instant` in `zone` as RFC 3339 with its offset.
+std::string formatLocal(const schedule::TimeZone& zone, WallTime instant) {
+  const auto seconds = std::chrono::time_point_cast<std::chrono::seconds>(instant);
+  const date::local_seconds local = zone.toLocal(seconds);
+  const std::chrono::seconds offset = zone.offsetAt(seconds);
+  const auto minutes = std::chrono::abs(offset).count() / 60;
+  char suffix[8];
+  std::snprintf(suffix, sizeof suffix, "%c%02d:%02d", offset.count() < 0 ? '-' : '+',
+                static_cast<int>(minutes / 60), static_cast<int>(minutes % 60));
+  return date::format("%FT%T", local) + suffix;
+}
+
+struct FireTime {
+  std::string utc;
+  std::string local;
+};
+
+std::vector<FireTime> nextFires(const app::Schedule& schedule, WallTime now) {
+  std::vector<FireTime> fires;
+  for (const WallTime fire :
+       schedule::nextFireTimes(schedule.cron, schedule.time_zone, now, kNextFireTimes)) {
+    fires.push_back({formatRfc3339(fire), formatLocal(schedule.time_zone, fire)});
+  }
+  return fires;
+}
+
+Json inspectJson(const app::AppEntry& entry, WallTime now) {
+  const app::App& app = *entry.app;
+  Json env = Json::object();
+  for (const auto& [key, value] : app.env) env[key] = value;
+  Json errors = Json::array();
+  for (const app::Diagnostic& diagnostic : entry.errors) errors.push_back(diagnostic.toString());
+  Json rules = Json::array();
+  for (const app::Rule& rule : app.rules) {
+    rules.push_back({{"handler", rule.handler},
+                     {"pattern", Json::parse(rule.pattern_json, nullptr, false)},
+                     {"timeout", formatDuration(rule.timeout)},
+                     {"timeout_ms", rule.timeout.count()},
+                     {"retries", rule.retries},
+                     {"line", rule.line}});
+  }
+  Json schedules = Json::array();
+  for (const app::Schedule& schedule : app.schedules) {
+    Json next = Json::array();
+    for (const FireTime& fire : nextFires(schedule, now)) {
+      next.push_back({{"utc", fire.utc}, {"local", fire.local}});
+    }
+    schedules.push_back({{"name", schedule.name},
+                         {"cron", schedule.cron_text},
+                         {"timezone", schedule.time_zone.name()},
+                         {"handler", schedule.handler},
+                         {"timeout", formatDuration(schedule.timeout)},
+                         {"timeout_ms", schedule.timeout.count()},
+                         {"retries", schedule.retries},
+                         {"payload", Json::parse(schedule.payload_json, nullptr, false)},
+                         {"line", schedule.line},
+                         {"next", std::move(next)}});
+  }
+  return {{"name", app.name},
+          {"dir", entry.dir.string()},
+          {"runtime", app::runtimeName(app.runtime)},
+          {"image", app.image},
+          {"concurrency", app.concurrency},
+          {"network", app.network},
+          {"env", std::move(env)},
+          {"resources",
+           {{"memory", formatSize(app.resources.memory_bytes)},
+            {"memory_bytes", app.resources.memory_bytes},
+            {"cpus", app.resources.cpus},
+            {"pids", app.resources.pids}}},
+          {"loaded", entry.status.loaded},
+          {"available", entry.status.available},
+          {"reason", entry.status.reason},
+          {"errors", std::move(errors)},
+          {"rules", std::move(rules)},
+          {"schedules", std::move(schedules)}};
+}
+
+void printInspect(const app::AppEntry& entry, WallTime now, std::ostream& out) {
+  const app::App& app = *entry.app;
+  out << "name:         " << app.name << "\n"
+      << "dir:          " << entry.dir.string() << "\n"
+      << "runtime:      " << app::runtimeName(app.runtime) << "\n"
+      << "image:        " << app.image << "\n"
+      << "concurrency:  " << app.concurrency << "\n"
+      << "network:      " << (app.network ? "true" : "false") << "\n"
+      << "env:         ";
+  if (app.env.empty()) out << " (none)\n";
+  for (std::size_t i = 0; i < app.env.size(); ++i) {
+    out << (i == 0 ? " " : "              ") << app.env[i].first << "=" << app.env[i].second
+        << "\n";
+  }
+  out << "resources:    memory " << formatSize(app.resources.memory_bytes) << ", cpus "
+      << formatCpus(app.resources.cpus) << ", pids " << app.resources.pids << "\n"
+      << "loaded:       " << yesNo(entry.status.loaded) << "\n"
+      << "available:    " << yesNo(entry.status.available)
+      << (entry.status.reason.empty() ? "" : " (" + entry.status.reason + ")") << "\n";
+  for (const app::Diagnostic& diagnostic : entry.errors) {
+    out << "error:        " << diagnostic.toString() << "\n";
+  }
+  out << "rules:        " << app.rules.size() << "\n";
+  for (std::size_t i = 0; i < app.rules.size(); ++i) {
+    const app::Rule& rule = app.rules[i];
+    out << "  [" << i << "] " << rule.handler << "  (template.yaml line " << rule.line << ")\n"
+        << "      pattern:  " << rule.pattern->toString() << "\n"
+        << "      timeout:  " << formatDuration(rule.timeout) << ", retries: " << rule.retries
+        << "\n";
+  }
+  out << "schedules:    " << app.schedules.size() << "\n";
+  for (std::size_t i = 0; i < app.schedules.size(); ++i) {
+    const app::Schedule& schedule = app.schedules[i];
+    out << "  [" << i << "] " << schedule.name << "  (template.yaml line " << schedule.line << ")\n"
+        << "      cron:     " << schedule.cron_text << " (" << schedule.time_zone.name() << ")\n"
+        << "      handler:  " << schedule.handler << "\n"
+        << "      timeout:  " << formatDuration(schedule.timeout)
+        << ", retries: " << schedule.retries << "\n"
+        << "      payload:  " << schedule.payload_json << "\n";
+    const std::vector<FireTime> fires = nextFires(schedule, now);
+    if (fires.empty()) out << "      next:     never (no firing within 5 years)\n";
+    for (std::size_t f = 0; f < fires.size(); ++f) {
+      out << (f == 0 ? "      next:     " : "                ") << fires[f].utc << "  "
+          << fires[f].local << " " << schedule.time_zone.name() << "\n";
+    }
+  }
+}
+
+void runInspect(const InspectOptions& options, CommandContext& context) {
+  // Availability includes the runtime's verdict (handler files, bwrap, image...).
+  SystemClock clock;
+  const auto loaded = loadApps(options.flags, "app inspect", clock, context);
+  if (!loaded) return;
+  const auto& registry = loaded->registry;
+  if (!registry) return;
+  const auto snapshot = registry->snapshot();
+  const app::AppEntry* entry = snapshot->find(options.name);
+  if (entry == nullptr) {
+    const auto ignored = std::find_if(
+        snapshot->ignored().begin(), snapshot->ignored().end(),
+        [&options](const app::IgnoredDir& dir) { return dir.dir.filename() == options.name; });
+    if (ignored != snapshot->ignored().end()) {
+      context.err << "relay app inspect: " << ignored->dir.string()
+                  << " is not an app: " << ignored->reason << "\n";
+    } else {
+      std::string known;
+      for (const app::AppEntry& app : snapshot->apps()) {
+        known += (known.empty() ? "" : ", ") + app.name;
+      }
+      context.err << "relay app inspect: no app named \"" << options.name << "\" in "
+                  << snapshot->root().string() << " (apps: " << (known.empty() ? "none" : known)
+                  << ")\n";
+    }
+    context.exit_code = kExitFailed;
+    return;
+  }
+  if (!entry->app) {
+    context.err << "relay app inspect: app \"" << entry->name
+                << "\" has no valid template; nothing is loaded:\n";
+    for (const app::Diagnostic& diagnostic : entry->errors) {
+      context.err << diagnostic.toString() << "\n";
+    }
+    context.exit_code = kExitUsage;
+    return;
+  }
+  const WallTime now = SystemClock().now();
+  if (options.json) {
+    context.out << dump(inspectJson(*entry, now)) << "\n";
+  } else {
+    printInspect(*entry, now, context.out);
+  }
+}
+
+}  // namespace
+
+void addAppCommand(CLI::App& root, CommandContext& context) {
+  CLI::App* group = root.add_subcommand("app", "List and inspect the apps of an apps root");
+  group->require_subcommand(1);
+
+  auto ls = std::make_shared<LsOptions>();
+  CLI::App* ls_command = group->add_subcommand(
+      "ls", "List apps: runtime, rule and schedule counts, loaded/available and why not");
+  addAppFlags(*ls_command, ls->flags);
+  ls_command->add_flag("--json", ls->json, "Print a JSON array of objects");
+  ls_command->callback([ls, &context] { runLs(*ls, context); });
+
+  auto inspect = std::make_shared<InspectOptions>();
+  CLI::App* inspect_command = group->add_subcommand(
+      "inspect",
+      "Show an app's effective configuration (defaults filled in), its rules' patterns and "
+      "each schedule's next fire times");
+  addAppFlags(*inspect_command, inspect->flags);
+  inspect_command->add_option("NAME", inspect->name, "The app (its directory name)")->required();
+  inspect_command->add_flag("--json", inspect->json, "Print one JSON object");
+  inspect_command->callback([inspect, &context] { runInspect(*inspect, context); });
+}
+
+}  // namespace relay::cli

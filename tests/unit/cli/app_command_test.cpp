@@ -1,0 +1,195 @@
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "cli_run.h"
+#include "common/rfc3339.h"
+#include "fakes/temp_dir.h"
+
+namespace relay::cli {
+namespace {
+
+using testing::run;
+using testing::ScopedEnv;
+
+const std::string kExamples = std::string(RELAY_SOURCE_DIR) + "/examples/apps";
+
+// An apps root with a valid app `good`, a broken app `bad` and a plain directory `docs`.
+class AppCommand : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_.write("good/bin/h.sh", "#!/bin/sh\n", 0755);
+    root_.write("good/template.yaml",
+                "runtime: exec\nenv: {MODE: fast}\nevents:\n  - handler: bin/h.sh\n"
+                "    pattern: {table_name: [users], id: [\"7\", 7]}\n");
+    root_.write("bad/template.yaml", "runtime: node\nconcurrency: 0\n");
+    root_.write("docs/README.md", "");
+  }
+  std::string root() const { return root_.path().string(); }
+
+  relay::testing::TempDir root_;
+  ScopedEnv no_runtime_{"RELAY_RUNTIME", std::nullopt};
+  ScopedEnv no_apps_{"RELAY_APPS", std::nullopt};
+};
+
+TEST_F(AppCommand, LsPrintsATable) {
+  const auto result = run({"app", "ls", "--apps", root(), "--runtime", "process"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "NAME  RUNTIME  RULES  SCHEDULES  LOADED  AVAILABLE  REASON\n"
+            "bad   node     -      -          no      no         invalid template.yaml:2:14: "
+            "concurrency: must be between 1 and 1024, got 0\n"
+            "good  exec     1      0          yes     yes\n");
+  EXPECT_EQ(result.err, "note: " + root() + "/docs is not an app: no template.yaml\n");
+}
+
+TEST_F(AppCommand, LsJsonIsAnArrayOfObjects) {
+  const auto result = run({"app", "ls", "--json", "--apps", root(), "--runtime", "process"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  ASSERT_TRUE(json.is_array());
+  ASSERT_EQ(json.size(), 2u);
+  EXPECT_EQ(json[0]["name"], "bad");
+  EXPECT_EQ(json[0]["runtime"], "node");
+  EXPECT_EQ(json[0]["loaded"], false);
+  EXPECT_EQ(json[0]["available"], false);
+  EXPECT_EQ(json[0]["reason"],
+            "invalid template.yaml:2:14: concurrency: must be between 1 and 1024, got 0");
+  EXPECT_EQ(json[0]["errors"][0],
+            root() + "/bad/template.yaml:2:14: concurrency: must be between 1 and 1024, got 0");
+  EXPECT_TRUE(json[0]["rules"].is_null());
+  EXPECT_EQ(json[1]["name"], "good");
+  EXPECT_EQ(json[1]["runtime"], "exec");
+  EXPECT_EQ(json[1]["rules"], 1);
+  EXPECT_EQ(json[1]["schedules"], 0);
+  EXPECT_EQ(json[1]["loaded"], true);
+  EXPECT_EQ(json[1]["available"], true);
+  EXPECT_EQ(json[1]["reason"], "");
+}
+
+TEST_F(AppCommand, AvailabilityIncludesTheRuntimesVerdict) {
+  // The temp root is 0700: the sandbox's unprivileged user could not read the app.
+  const auto result = run({"app", "ls", "--json", "--apps", root(), "--runtime", "sandbox"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json[1]["name"], "good");
+  EXPECT_EQ(json[1]["loaded"], true);
+  EXPECT_EQ(json[1]["available"], false);
+  EXPECT_NE(json[1]["reason"].get<std::string>().find("not readable by the sandbox user"),
+            std::string::npos)
+      << json[1]["reason"];
+}
+
+TEST_F(AppCommand, LsOfAMissingRootFails) {
+  const auto result = run({"app", "ls", "--apps", root() + "/nope"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.err, "relay app ls: apps root " + root() + "/nope does not exist\n");
+}
+
+TEST_F(AppCommand, LsTakesTheRootFromRelayApps) {
+  ScopedEnv apps("RELAY_APPS", root());
+  const auto result = run({"app", "ls", "--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(nlohmann::json::parse(result.out).size(), 2u);
+}
+
+TEST_F(AppCommand, LsRejectsAnUnknownRuntime) {
+  const auto result = run({"app", "ls", "--apps", root(), "--runtime", "chroot"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.out, "");
+}
+
+TEST_F(AppCommand, InspectShowsTheEffectiveConfiguration) {
+  const auto result =
+      run({"app", "inspect", "good", "--apps", root(), "--runtime", "process"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "name:         good\n"
+            "dir:          " +
+                root() +
+                "/good\n"
+                "runtime:      exec\n"
+                "image:        debian:12-slim\n"
+                "concurrency:  4\n"
+                "network:      false\n"
+                "env:          MODE=fast\n"
+                "resources:    memory 256MiB, cpus 1, pids 128\n"
+                "loaded:       yes\n"
+                "available:    yes\n"
+                "rules:        1\n"
+                "  [0] bin/h.sh  (template.yaml line 4)\n"
+                "      pattern:  {\"table_name\": [\"users\"], \"id\": [\"7\", 7]}\n"
+                "      timeout:  30s, retries: 4\n"
+                "schedules:    0\n");
+}
+
+TEST_F(AppCommand, InspectJsonCarriesDefaultsPatternsAndNextFireTimes) {
+  const auto result = run({"app", "inspect", "users", "--json", "--apps", kExamples});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["name"], "users");
+  EXPECT_EQ(json["runtime"], "python3");
+  EXPECT_EQ(json["image"], "python:3.12-slim");
+  EXPECT_EQ(json["network"], false);
+  EXPECT_EQ(json["resources"]["memory"], "128MiB");
+  EXPECT_EQ(json["resources"]["pids"], 128);
+  EXPECT_EQ(json["rules"].size(), 2u);
+  EXPECT_EQ(json["rules"][0]["pattern"],
+            nlohmann::json::parse(R"({"event_name":["INSERT","UPDATE"],"table_name":["users"]})"));
+  EXPECT_EQ(json["rules"][1]["timeout"], "30s");
+  EXPECT_EQ(json["rules"][1]["retries"], 4);
+  const auto& schedule = json["schedules"].at(0);
+  EXPECT_EQ(schedule["name"], "nightly-digest");
+  EXPECT_EQ(schedule["payload"], nlohmann::json::parse(R"({"kind":"nightly","top":10})"));
+  ASSERT_EQ(schedule["next"].size(), 3u);
+  // 03:00 in Berlin is 01:00 or 02:00 UTC depending on the season.
+  const std::regex utc(R"(\d{4}-\d\d-\d\dT0[12]:00:00Z)");
+  const std::regex local(R"(\d{4}-\d\d-\d\dT03:00:00\+0[12]:00)");
+  std::optional<Instant> previous;
+  for (const auto& fire : schedule["next"]) {
+    const std::string at = fire["utc"];
+    EXPECT_TRUE(std::regex_match(at, utc)) << at;
+    EXPECT_TRUE(std::regex_match(fire["local"].get<std::string>(), local)) << fire["local"];
+    const auto instant = parseRfc3339(at);
+    ASSERT_TRUE(instant.has_value());
+    if (previous) {
+      EXPECT_GT(instant->seconds, previous->seconds);
+    }
+    previous = instant;
+  }
+}
+
+TEST_F(AppCommand, InspectOfAnUnknownAppFails) {
+  const auto result = run({"app", "inspect", "nope", "--apps", root()});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_EQ(result.err,
+            "relay app inspect: no app named \"nope\" in " + root() + " (apps: bad, good)\n");
+}
+
+TEST_F(AppCommand, InspectOfADirectoryWithoutTemplateSaysWhy) {
+  const auto result = run({"app", "inspect", "docs", "--apps", root()});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.err, "relay app inspect: " + root() + "/docs is not an app: no template.yaml\n");
+}
+
+TEST_F(AppCommand, InspectOfAnInvalidAppPrintsItsErrors) {
+  const auto result = run({"app", "inspect", "bad", "--apps", root()});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err,
+            "relay app inspect: app \"bad\" has no valid template; nothing is "
+            "loaded:\n" +
+                root() +
+                "/bad/template.yaml:2:14: concurrency: must be between 1 and 1024, "
+                "got 0\n");
+}
+
+TEST_F(AppCommand, InspectNeedsAName) {
+  EXPECT_EQ(run({"app", "inspect", "--apps", root()}).exit_code, 2);
+}
+
+TEST_F(AppCommand, AppNeedsASubcommand) { EXPECT_EQ(run({"app"}).exit_code, 2); }
+
+}  // namespace
+}  // namespace relay::cli

@@ -1,0 +1,137 @@
+// `relay dlq`, `relay stats` and `relay health` where no Redis or worker is needed: usage
+// errors (exit 2) and unreachable peers (exit 1). The Redis-backed paths are in
+// tests/integration/ops.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <sstream>
+
+#include "cli/table.h"
+#include "common/system_clock.h"
+#include "observability/http_server.h"
+#include "unit/cli/cli_run.h"
+
+namespace relay::cli {
+namespace {
+
+using testing::CliRun;
+using testing::ScopedEnv;
+
+// A loopback port nothing listens on (bound, then released).
+int closedPort() {
+  SystemClock clock;
+  auto server = observability::HttpServer::create({"127.0.0.1", 0}, {}, clock);
+  EXPECT_TRUE(server.ok());
+  return server.ok() ? (*server)->address().port : 1;
+}
+
+TEST(DlqCommand, NeedsASubcommand) { EXPECT_EQ(testing::run({"dlq"}).exit_code, 2); }
+
+TEST(DlqCommand, AnIdThatIsNotAStreamIdIsAUsageError) {
+  for (const char* command : {"inspect", "replay", "rm"}) {
+    const CliRun result = testing::run({"dlq", command, "not-an-id"});
+    EXPECT_EQ(result.exit_code, 2) << command;
+    EXPECT_NE(result.err.find("is not a DLQ entry id"), std::string::npos) << result.err;
+  }
+}
+
+TEST(DlqCommand, ABareMillisecondIdIsAUsageError) {
+  EXPECT_EQ(testing::run({"dlq", "rm", "1700000000000"}).exit_code, 2);
+}
+
+TEST(DlqCommand, IdIsRequired) { EXPECT_EQ(testing::run({"dlq", "inspect"}).exit_code, 2); }
+
+TEST(DlqCommand, LimitMustBePositive) {
+  EXPECT_EQ(testing::run({"dlq", "ls", "--limit", "0"}).exit_code, 2);
+  EXPECT_EQ(testing::run({"dlq", "ls", "--limit", "many"}).exit_code, 2);
+}
+
+TEST(DlqCommand, ABadRedisUriIsAUsageErrorNamingTheVariable) {
+  ScopedEnv uri("REDIS_URI", "rediss://nope:1");
+  const CliRun result = testing::run({"dlq", "ls"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("REDIS_URI"), std::string::npos) << result.err;
+}
+
+TEST(DlqCommand, UnreachableRedisFailsWithExit1) {
+  ScopedEnv uri("REDIS_URI", "127.0.0.1:" + std::to_string(closedPort()));
+  const CliRun result = testing::run({"dlq", "ls"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("cannot reach Redis at 127.0.0.1:"), std::string::npos) << result.err;
+}
+
+TEST(DlqCommand, ReplayRejectsAnUnknownRuntime) {
+  ScopedEnv uri("REDIS_URI", "127.0.0.1:" + std::to_string(closedPort()));
+  const CliRun result = testing::run({"dlq", "replay", "1-0", "--runtime", "vm"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("--runtime"), std::string::npos) << result.err;
+}
+
+TEST(StatsCommand, UnreachableRedisFailsWithExit1) {
+  ScopedEnv uri("REDIS_URI", "127.0.0.1:" + std::to_string(closedPort()));
+  EXPECT_EQ(testing::run({"stats"}).exit_code, 1);
+  EXPECT_EQ(testing::run({"stats", "reset"}).exit_code, 1);
+}
+
+TEST(HealthCommand, NoWorkerListeningIsUnhealthy) {
+  ScopedEnv addr("RELAY_HTTP_ADDR", "127.0.0.1:" + std::to_string(closedPort()));
+  const CliRun result = testing::run({"health"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.err.rfind("unhealthy: no worker answered at 127.0.0.1:", 0), 0u) << result.err;
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+}
+
+TEST(HealthCommand, ABadAddressIsAUsageError) {
+  ScopedEnv addr("RELAY_HTTP_ADDR", "nowhere");
+  const CliRun result = testing::run({"health"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("RELAY_HTTP_ADDR"), std::string::npos) << result.err;
+}
+
+TEST(HealthCommand, AnswersFromTheWorkersHealthz) {
+  SystemClock clock;
+  auto server = observability::HttpServer::create({"127.0.0.1", 0}, {}, clock);
+  ASSERT_TRUE(server.ok());
+  std::atomic<int> status = 200;
+  (*server)->handle("/healthz", [&status] {
+    const int now = status.load();
+    return observability::HttpReply{now, now == 200 ? "ok\n" : "redis down\nmore\n"};
+  });
+  ASSERT_TRUE((*server)->start().ok());
+  ScopedEnv addr("RELAY_HTTP_ADDR", (*server)->address().toString());
+  CliRun result = testing::run({"health"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out, "healthy: ok (" + (*server)->address().toString() + ")\n");
+  status = 503;
+  result = testing::run({"health"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.err,
+            "unhealthy (HTTP 503 from " + (*server)->address().toString() + "): redis down\n");
+}
+
+TEST(Printable, EscapesControlBytesAndInvalidUtf8) {
+  EXPECT_EQ(printable("plain ü text"), "plain ü text");
+  EXPECT_EQ(printable("a\x1b[31mred"), "a\\x1B[31mred");
+  EXPECT_EQ(printable("bad \xff\xfe!"), "bad \\xFF\\xFE!");
+  EXPECT_EQ(printable("cut \xc3"), "cut \\xC3");
+  EXPECT_EQ(printable("overlong \xc0\xaf"), "overlong \\xC0\\xAF");
+  EXPECT_EQ(printable("line\nbreak"), "line\\x0Abreak");
+  EXPECT_EQ(printable("line\nbreak", true), "line\nbreak");
+}
+
+TEST(Shorten, CutsOnACharacterBoundaryWithAnEllipsis) {
+  EXPECT_EQ(shorten("short", 10), "short");
+  EXPECT_EQ(shorten("exactly ten", 11), "exactly ten");
+  EXPECT_EQ(shorten("a much longer reason", 10), "a much ...");
+  EXPECT_EQ(shorten("ééééé", 6), "é...");
+}
+
+TEST(PrintTable, AlignsColumnsWithoutTrailingBlanks) {
+  std::ostringstream out;
+  printTable(out, {{"ID", "APP", "REASON"}, {"1-0", "users", ""}, {"10-2", "a", "exit 3"}});
+  EXPECT_EQ(out.str(), "ID    APP    REASON\n1-0   users\n10-2  a      exit 3\n");
+}
+
+}  // namespace
+}  // namespace relay::cli
