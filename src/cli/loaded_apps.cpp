@@ -1,0 +1,62 @@
+#include "cli/loaded_apps.h"
+
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+#include "stream/invocation_spec.h"
+#include "worker/runtime_factory.h"
+
+namespace relay::cli {
+
+std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view command, Clock& clock,
+                                   CommandContext& context) {
+  if (!checkRuntime(flags, command, context)) return std::nullopt;
+  const char* from_environment = std::getenv("RELAY_RUNTIME");
+  std::string name = !flags.runtime.empty()                    ? flags.runtime
+                     : (from_environment && *from_environment) ? from_environment
+                                                               : "sandbox";
+  const char* docker_host = std::getenv("DOCKER_HOST");
+  LoadedApps loaded;
+  auto backend = worker::makeRuntime(
+      name, clock, docker_host && *docker_host ? docker_host : "unix:///var/run/docker.sock");
+  if (!backend.ok()) {
+    context.err << "relay " << command << ": " << backend.error().message << "\n";
+    context.exit_code = kExitUsage;
+    return std::nullopt;
+  }
+  loaded.runtime = std::move(backend).value();
+  runtime::Runtime& runtime = *loaded.runtime;
+  app::RegistrySettings settings;
+  settings.apps_root = appsRoot(flags);
+  settings.availability = [&runtime](const app::App& app) -> app::Availability {
+    for (const app::Rule& rule : app.rules) {
+      const auto available = runtime.availability(stream::availabilitySpec(app, rule.handler));
+      if (!available.available) return {false, available.reason};
+    }
+    return {};
+  };
+  auto registry = app::Registry::create(std::move(settings));
+  if (!registry.ok()) {
+    context.err << "relay " << command << ": " << registry.error().message << "\n";
+    context.exit_code = kExitFailed;
+    return std::nullopt;
+  }
+  loaded.registry = std::move(registry).value();
+  return loaded;
+}
+
+Result<std::string> readEventArgument(const std::string& value, std::istream& stdin_stream) {
+  if (value.empty()) {
+    return std::string(std::istreambuf_iterator<char>(stdin_stream),
+                       std::istreambuf_iterator<char>());
+  }
+  if (value[0] != '@') return value;
+  std::ifstream file(value.substr(1), std::ios::binary);
+  if (!file) return Error::invalid("cannot read event file " + value.substr(1));
+  std::stringstream text;
+  text << file.rdbuf();
+  return text.str();
+}
+
+}  // namespace relay::cli

@@ -1,0 +1,29 @@
+#pragma once
+
+#include <memory>
+#include <string_view>
+
+#include "app/registry.h"
+#include "cli/app_flags.h"
+#include "cli/command.h"
+#include "common/clock.h"
+#include "runtime/runtime.h"
+
+namespace relay::cli {
+
+/// The apps of --apps/RELAY_APPS with the runtime of --runtime/RELAY_RUNTIME, whose verdict is
+/// part of each app's availability: what `app invoke` and `dlq replay` run handlers with.
+struct LoadedApps {
+  std::unique_ptr<runtime::Runtime> runtime;
+  std::unique_ptr<app::Registry> registry;
+};
+
+/// Loads them; on failure writes `relay <command>: ...` to context.err, sets the exit code
+/// (2 for a bad flag or variable, 1 otherwise) and returns nullopt.
+std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view command, Clock& clock,
+                                   CommandContext& context);
+
+/// Reads `--event JSON|@FILE`, or stdin when `value` is empty. Fails with a message.
+Result<std::string> readEventArgument(const std::string& value, std::istream& stdin_stream);
+
+}  // namespace relay::cli

@@ -1,0 +1,323 @@
+#include "runtime/child_process.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+#include "common/duration.h"
+
+namespace relay::runtime {
+namespace {
+
+void closeFd(int& fd) {
+  if (fd >= 0) ::close(fd);
+  fd = -1;
+}
+
+std::string errnoText(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+// Writes the whole buffer or gives up (only used in the child before exec, and for errno).
+void writeAll(int fd, const void* data, std::size_t size) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    p += n;
+    size -= static_cast<std::size_t>(n);
+  }
+}
+
+// Child side after fork: only async-signal-safe calls. Reports a failing step's errno on
+// error_fd (close-on-exec, so a successful exec leaves it empty) and exits 127.
+[[noreturn]] void runChild(const LaunchOptions& options, char* const* argv, char* const* envp,
+                           int in_fd, int out_fd, int err_fd, int error_fd, pid_t parent) {
+  const auto fail = [error_fd](int step) {
+    const int codes[2] = {step, errno};
+    writeAll(error_fd, codes, sizeof codes);
+    _exit(127);
+  };
+  if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(1);
+  if (::getppid() != parent) _exit(127);  // the parent died before prctl
+  if (::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) fail(2);
+  if (::setsid() < 0) fail(3);
+  for (const std::string& file : options.cgroup_procs_files) {
+    const int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::write(fd, "0", 1) != 1) fail(4);
+    ::close(fd);
+  }
+  if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) fail(5);
+  if (options.gid && (::setgroups(0, nullptr) != 0 ||
+                      ::setresgid(*options.gid, *options.gid, *options.gid) != 0)) {
+    fail(6);
+  }
+  if (options.uid && ::setresuid(*options.uid, *options.uid, *options.uid) != 0) fail(7);
+  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(8);
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &default_action, nullptr);
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  ::execve(options.executable.c_str(), argv, envp);
+  fail(9);
+  _exit(127);  // not reached: fail() exits
+}
+
+const char* childStepName(int step) {
+  switch (step) {
+    case 1:
+    case 3:
+      return "setting up the session";
+    case 2:
+      return "redirecting stdio";
+    case 4:
+      return "joining the invocation cgroup";
+    case 5:
+      return "changing directory";
+    case 6:
+    case 7:
+      return "dropping privileges";
+    case 8:
+      return "setting no_new_privs";
+    default:
+      return "executing";
+  }
+}
+
+// Blocks SIGPIPE for the calling thread while it writes to a pipe whose reader may be gone, so
+// a handler that ignores stdin yields EPIPE instead of killing Relay.
+class ScopedSigpipeBlock {
+ public:
+  ScopedSigpipeBlock() {
+    sigemptyset(&pipe_);
+    sigaddset(&pipe_, SIGPIPE);
+    ::pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
+  }
+  ~ScopedSigpipeBlock() {
+    const timespec zero{0, 0};
+    while (::sigtimedwait(&pipe_, nullptr, &zero) > 0) {
+    }
+    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
+  }
+
+ private:
+  sigset_t pipe_{};
+  sigset_t old_{};
+};
+
+}  // namespace
+
+Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const LaunchOptions& options) {
+  // Everything the child needs is built before fork: after it only async-signal-safe calls.
+  std::vector<char*> argv;
+  for (const std::string& arg : options.argv) argv.push_back(const_cast<char*>(arg.c_str()));
+  argv.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const std::string& var : options.env) envp.push_back(const_cast<char*>(var.c_str()));
+  envp.push_back(nullptr);
+
+  std::array<int, 2> in{-1, -1}, out{-1, -1}, err{-1, -1}, status{-1, -1};
+  const auto closeAll = [&] {
+    for (auto* pipe : {&in, &out, &err, &status}) {
+      closeFd((*pipe)[0]);
+      closeFd((*pipe)[1]);
+    }
+  };
+  if (::pipe2(in.data(), O_CLOEXEC) != 0 || ::pipe2(out.data(), O_CLOEXEC) != 0 ||
+      ::pipe2(err.data(), O_CLOEXEC) != 0 || ::pipe2(status.data(), O_CLOEXEC) != 0) {
+    const Error error = Error::io(errnoText("pipe2"));
+    closeAll();
+    return error;
+  }
+  const pid_t parent = ::getpid();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const Error error = Error::unavailable(errnoText("fork"));
+    closeAll();
+    return error;
+  }
+  if (pid == 0)
+    runChild(options, argv.data(), envp.data(), in[0], out[1], err[1], status[1], parent);
+
+  std::unique_ptr<ChildProcess> child(new ChildProcess());
+  child->pid_ = pid;
+  child->pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  closeFd(in[0]);
+  closeFd(out[1]);
+  closeFd(err[1]);
+  closeFd(status[1]);
+  child->stdin_fd_ = in[1];
+  child->stdout_fd_ = out[0];
+  child->stderr_fd_ = err[0];
+  int codes[2] = {0, 0};
+  ssize_t got;
+  do {
+    got = ::read(status[0], codes, sizeof codes);
+  } while (got < 0 && errno == EINTR);
+  closeFd(status[0]);
+  if (got == static_cast<ssize_t>(sizeof codes)) {
+    // The child failed before exec; the destructor reaps it.
+    return Error::unavailable("cannot start " + options.executable + ": " +
+                              childStepName(codes[0]) + " failed: " + std::strerror(codes[1]));
+  }
+  if (child->pidfd_ < 0) return Error::io(errnoText("pidfd_open"));
+  return child;
+}
+
+ChildProcess::~ChildProcess() {
+  if (!reaped_ && pid_ > 0) {
+    signalGroup(SIGKILL);
+    ::kill(pid_, SIGKILL);
+    (void)reap();
+  }
+  closeFd(pidfd_);
+  closeFd(stdin_fd_);
+  closeFd(stdout_fd_);
+  closeFd(stderr_fd_);
+}
+
+void ChildProcess::signalGroup(int signal) const {
+  if (pid_ > 0) ::kill(-pid_, signal);
+}
+
+Result<ChildProcess::Termination> ChildProcess::reap() {
+  int wstatus = 0;
+  pid_t result;
+  do {
+    result = ::waitpid(pid_, &wstatus, 0);
+  } while (result < 0 && errno == EINTR);
+  reaped_ = true;
+  if (result < 0) return Error::io(errnoText("waitpid"));
+  Termination termination;
+  if (WIFEXITED(wstatus)) {
+    termination.exited = true;
+    termination.code = WEXITSTATUS(wstatus);
+  } else if (WIFSIGNALED(wstatus)) {
+    termination.signal = WTERMSIG(wstatus);
+  }
+  return termination;
+}
+
+Result<ChildProcess::Termination> ChildProcess::supervise(
+    std::string_view input, LineSplitter& out, LineSplitter& err, Clock& clock,
+    std::chrono::milliseconds timeout, const std::function<void(int)>& signal_tree) {
+  using std::chrono::milliseconds;
+  ScopedSigpipeBlock no_sigpipe;
+  for (int fd : {stdin_fd_, stdout_fd_, stderr_fd_}) {
+    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  }
+  if (input.empty()) closeFd(stdin_fd_);
+  const MonoTime start = clock.monotonicNow();
+  const MonoTime term_at = start + timeout;
+  const MonoTime kill_at = term_at + kKillGrace;
+  bool exited = false;
+  MonoTime drain_until{};  // after exit: how long pipes held by escaped descendants are read
+  bool term_sent = false;
+  bool kill_sent = false;
+  std::array<char, 64 * 1024> buffer{};
+
+  while (!exited || stdout_fd_ >= 0 || stderr_fd_ >= 0) {
+    const MonoTime now = clock.monotonicNow();
+    if (exited && now >= drain_until) {
+      out.finish();
+      err.finish();
+      closeFd(stdout_fd_);
+      closeFd(stderr_fd_);
+      break;
+    }
+    if (!exited && !term_sent && now >= term_at) {
+      signal_tree(SIGTERM);
+      term_sent = true;
+    }
+    if (!exited && !kill_sent && now >= kill_at) {
+      signal_tree(SIGKILL);
+      kill_sent = true;
+    }
+    std::array<pollfd, 4> fds{};
+    nfds_t count = 0;
+    const auto watch = [&](int fd, short events) {
+      if (fd >= 0) fds[count++] = {fd, events, 0};
+    };
+    watch(stdin_fd_, POLLOUT);
+    watch(stdout_fd_, POLLIN);
+    watch(stderr_fd_, POLLIN);
+    if (!exited) watch(pidfd_, POLLIN);
+    const MonoTime next = exited       ? drain_until
+                          : !term_sent ? term_at
+                          : !kill_sent ? kill_at
+                                       : now + milliseconds(100);
+    const auto wait = std::chrono::duration_cast<milliseconds>(next - now).count();
+    const int ready = ::poll(fds.data(), count, static_cast<int>(std::max<long long>(wait, 0) + 1));
+    if (ready < 0 && errno != EINTR) return Error::io(errnoText("poll"));
+    for (nfds_t i = 0; i < count && ready > 0; ++i) {
+      if (fds[i].revents == 0) continue;
+      const int fd = fds[i].fd;
+      if (fd == pidfd_) {
+        exited = true;
+        drain_until = clock.monotonicNow() + kKillGrace;
+        // One-shot: descendants left behind (daemonised children holding our pipes) die too.
+        signal_tree(SIGKILL);
+      } else if (fd == stdin_fd_) {
+        const ssize_t n = ::write(fd, input.data(), input.size());
+        if (n > 0) input.remove_prefix(static_cast<std::size_t>(n));
+        if ((n < 0 && errno != EAGAIN && errno != EINTR) || input.empty()) closeFd(stdin_fd_);
+      } else {
+        LineSplitter& splitter = fd == stdout_fd_ ? out : err;
+        int& owned = fd == stdout_fd_ ? stdout_fd_ : stderr_fd_;
+        const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+        if (n > 0) {
+          splitter.feed({buffer.data(), static_cast<std::size_t>(n)});
+        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+          splitter.finish();
+          closeFd(owned);
+        }
+      }
+    }
+  }
+  closeFd(stdin_fd_);
+  auto termination = reap();
+  if (!termination.ok()) return termination;
+  termination->timed_out = term_sent;
+  return termination;
+}
+
+std::optional<std::string> findExecutable(std::string_view name, std::string_view path_env) {
+  if (name.find('/') != std::string_view::npos) return std::string(name);
+  while (!path_env.empty()) {
+    const std::size_t colon = path_env.find(':');
+    std::string_view dir = path_env.substr(0, colon);
+    path_env = colon == std::string_view::npos ? std::string_view() : path_env.substr(colon + 1);
+    if (dir.empty()) continue;
+    std::string candidate = std::string(dir) + "/" + std::string(name);
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+Outcome outcomeOf(const ChildProcess::Termination& termination, std::chrono::milliseconds timeout,
+                  std::chrono::nanoseconds duration) {
+  Outcome outcome;
+  outcome.duration = duration;
+  if (termination.timed_out) {
+    outcome.reason = "timeout " + formatDuration(timeout);
+  } else if (!termination.exited) {
+    outcome.reason = "signal " + std::to_string(termination.signal);
+  } else if (termination.code != 0) {
+    outcome.reason = "exit " + std::to_string(termination.code);
+  } else {
+    outcome.succeeded = true;
+  }
+  return outcome;
+}
+
+}  // namespace relay::runtime

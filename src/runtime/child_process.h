@@ -1,0 +1,82 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "runtime/output_lines.h"
+
+namespace relay::runtime {
+
+/// How to start a child: no shell, no PATH search, a fresh environment.
+struct LaunchOptions {
+  std::string executable;                       // absolute path
+  std::vector<std::string> argv;                // argv[0] included
+  std::vector<std::string> env;                 // KEY=VALUE, the complete environment
+  std::string cwd;                              // empty: inherit
+  std::vector<std::string> cgroup_procs_files;  // the child joins each cgroup before exec
+  std::optional<uid_t> uid;                     // dropped to (with gid, no supplementary groups)
+  std::optional<gid_t> gid;
+};
+
+/// An owned child process in its own session with piped stdin/stdout/stderr. The destructor
+/// kills the child's process group and reaps it if it is still running.
+class ChildProcess {
+ public:
+  /// Forks and execs. Fails (kUnavailable) when the executable cannot be started.
+  static Result<std::unique_ptr<ChildProcess>> spawn(const LaunchOptions& options);
+  ~ChildProcess();
+  ChildProcess(const ChildProcess&) = delete;
+  ChildProcess& operator=(const ChildProcess&) = delete;
+
+  pid_t pid() const { return pid_; }
+
+  /// How the child ended.
+  struct Termination {
+    bool exited = false;  // true: `code` is valid; false: killed by `signal`
+    int code = 0;
+    int signal = 0;
+    bool timed_out = false;
+  };
+
+  /// Writes `input` to stdin then closes it, forwards stdout/stderr line by line, and waits for
+  /// the child to exit. At `timeout` calls signal_tree(SIGTERM), 2 s later signal_tree(SIGKILL).
+  /// After the child exits, remaining descendants are killed via signal_tree(SIGKILL). Blocks.
+  Result<Termination> supervise(std::string_view input, LineSplitter& out, LineSplitter& err,
+                                Clock& clock, std::chrono::milliseconds timeout,
+                                const std::function<void(int)>& signal_tree);
+
+  /// Sends `signal` to the child's process group.
+  void signalGroup(int signal) const;
+
+ private:
+  ChildProcess() = default;
+  Result<Termination> reap();
+
+  pid_t pid_ = -1;
+  int pidfd_ = -1;
+  int stdin_fd_ = -1;
+  int stdout_fd_ = -1;
+  int stderr_fd_ = -1;
+  bool reaped_ = false;
+};
+
+/// Grace period between SIGTERM and SIGKILL on timeout (relay.md section 3).
+inline constexpr std::chrono::seconds kKillGrace{2};
+
+/// Finds `name` on PATH (or returns it when it contains a slash); nullopt when absent.
+std::optional<std::string> findExecutable(std::string_view name, std::string_view path_env);
+
+/// Outcome of an invocation from how its process ended (`exit 3`, `signal 9`, `timeout 20s`).
+Outcome outcomeOf(const ChildProcess::Termination& termination, std::chrono::milliseconds timeout,
+                  std::chrono::nanoseconds duration);
+
+}  // namespace relay::runtime

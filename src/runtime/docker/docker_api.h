@@ -1,0 +1,74 @@
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "runtime/docker/unix_http_client.h"
+
+namespace relay::runtime::docker {
+
+/// One container as GET /containers/json lists it.
+struct ContainerSummary {
+  std::string id;
+  std::string state;  // created, running, exited...
+  std::map<std::string, std::string> labels;
+};
+
+/// What GET /containers/{id}/json says about how a container ended.
+struct ContainerState {
+  bool running = false;
+  int exit_code = 0;
+  bool oom_killed = false;
+};
+
+/// The Docker Engine API calls the docker runtime needs, over UnixHttpClient. Unversioned
+/// paths: the daemon answers with its own API version, and these calls are stable across all
+/// versions since 1.25. HTTP errors become typed Errors carrying the daemon's message:
+/// 404 kNotFound, 400 kInvalidArgument, 5xx kUnavailable, others kInternal. Every call blocks
+/// for at most `request_timeout` unless it takes an explicit deadline. Thread-safe.
+class DockerApi {
+ public:
+  DockerApi(UnixHttpClient client, std::chrono::milliseconds request_timeout);
+
+  /// GET /_ping.
+  Status ping() const;
+  /// GET /images/{name}/json: false when the daemon does not have it.
+  Result<bool> imageExists(std::string_view image) const;
+  /// POST /containers/create; returns the id. `body` may hold secrets: it is never put in an
+  /// Error.
+  Result<std::string> createContainer(const std::string& body) const;
+  /// POST /containers/{id}/attach with stdin, stdout and stderr, upgraded to a raw stream.
+  Result<HijackedConnection> attach(std::string_view id) const;
+  /// POST /containers/{id}/start.
+  Status start(std::string_view id) const;
+  /// POST /containers/{id}/kill?signal=...; a container that is no longer running is success.
+  Status kill(std::string_view id, std::string_view signal) const;
+  /// POST /containers/{id}/wait: blocks until the container exits (its exit code) or until
+  /// `deadline` (kTimeout).
+  Result<int> wait(std::string_view id, MonoTime deadline) const;
+  /// GET /containers/{id}/json.
+  Result<ContainerState> inspect(std::string_view id) const;
+  /// DELETE /containers/{id}?force=true&v=true; a container that is already gone is success.
+  Status remove(std::string_view id) const;
+  /// GET /containers/json?all=true filtered by `label` (`key` or `key=value`).
+  Result<std::vector<ContainerSummary>> listContainers(std::string_view label) const;
+
+  const UnixHttpClient& client() const { return client_; }
+
+ private:
+  Result<HttpResponse> call(std::string method, std::string target, std::string body = {}) const;
+  MonoTime deadline() const;
+
+  UnixHttpClient client_;
+  std::chrono::milliseconds request_timeout_;
+};
+
+/// The Error for a non-2xx reply: its kind from the status, the daemon's `message` field.
+Error errorFromResponse(const HttpResponse& response, std::string_view what);
+
+}  // namespace relay::runtime::docker

@@ -1,0 +1,292 @@
+#include "runtime/docker/docker_runtime.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <charconv>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <optional>
+
+#include "runtime/child_process.h"
+#include "runtime/docker/attach_stream.h"
+#include "runtime/handler_command.h"
+#include "runtime/output_lines.h"
+
+namespace relay::runtime::docker {
+namespace {
+
+// Values shorter than this are too common to be worth hiding (and would mangle messages).
+constexpr std::size_t kMinScrubbedLength = 4;
+constexpr int kMaxSignal = 64;
+
+std::string imageMissing(const std::string& image) {
+  return "image " + image + " not present (no registry is reached; load it with docker load)";
+}
+
+// The daemon may quote parts of the create body (an env entry it rejects) in its error: keep
+// the app's env values, which may be secrets, out of messages that end up in logs.
+std::string scrubSecrets(std::string message, const InvocationSpec& spec) {
+  for (const auto& [key, value] : spec.app_env) {
+    if (value.size() < kMinScrubbedLength) continue;
+    for (std::size_t at = message.find(value); at != std::string::npos;
+         at = message.find(value, at + 3)) {
+      message.replace(at, value.size(), "***");
+    }
+  }
+  return message;
+}
+
+std::string localHostname() {
+  char name[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(name, sizeof(name) - 1) != 0) return "unknown";
+  return name;
+}
+
+struct Owner {
+  std::string host;
+  pid_t pid = 0;
+};
+
+// `<host>/<pid>/<start>`; nullopt for a label that Relay did not write.
+std::optional<Owner> parseOwner(std::string_view label) {
+  const std::size_t last = label.rfind('/');
+  if (last == std::string_view::npos || last == 0) return std::nullopt;
+  const std::size_t middle = label.rfind('/', last - 1);
+  if (middle == std::string_view::npos) return std::nullopt;
+  const std::string_view pid_text = label.substr(middle + 1, last - middle - 1);
+  Owner owner{std::string(label.substr(0, middle)), 0};
+  const auto [ptr, ec] =
+      std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), owner.pid);
+  if (ec != std::errc() || ptr != pid_text.data() + pid_text.size() || owner.pid <= 0) {
+    return std::nullopt;
+  }
+  return owner;
+}
+
+// What can be checked without the daemon: the bind source and the handler file. The
+// container runs as 65534, for whom the bind-mounted directory must be open.
+Status checkAppFiles(const InvocationSpec& spec) {
+  struct stat info {};
+  if (::stat(spec.app_dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
+    return Error::notFound("app directory " + spec.app_dir.string() + " does not exist");
+  }
+  if ((info.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH)) {
+    return Error::invalid("app directory " + spec.app_dir.string() +
+                          " is not readable by the container user (uid 65534): make it "
+                          "world-readable (chmod o+rx)");
+  }
+  auto file = resolveHandlerFile(spec);
+  if (!file) return file.error();
+  return {};
+}
+
+bool processExists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+// Docker reports a process killed by signal N as exit code 128 + N (a handler that exits
+// with such a code on purpose looks the same).
+ChildProcess::Termination terminationOf(int exit_code, bool timed_out) {
+  ChildProcess::Termination termination;
+  termination.timed_out = timed_out;
+  if (exit_code > 128 && exit_code <= 128 + kMaxSignal) {
+    termination.signal = exit_code - 128;
+  } else {
+    termination.exited = true;
+    termination.code = exit_code;
+  }
+  return termination;
+}
+
+}  // namespace
+
+std::string dockerHostFromEnvironment() {
+  const char* value = std::getenv("DOCKER_HOST");
+  return value != nullptr && *value != '\0' ? value : std::string(kDefaultDockerHost);
+}
+
+Result<std::unique_ptr<DockerRuntime>> DockerRuntime::create(Clock& clock,
+                                                             DockerSettings settings) {
+  auto socket_path = socketPathFromDockerHost(settings.docker_host);
+  if (!socket_path) return socket_path.error();
+  if (!settings.warn) {
+    settings.warn = [](std::string_view message) {
+      std::fprintf(stderr, "relay: docker runtime: %.*s\n", static_cast<int>(message.size()),
+                   message.data());
+    };
+  }
+  const auto started =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(clock.now().time_since_epoch());
+  std::string hostname = localHostname();
+  std::string owner =
+      hostname + "/" + std::to_string(::getpid()) + "/" + std::to_string(started.count());
+  DockerApi api(UnixHttpClient(std::move(*socket_path), settings.docker_host, clock),
+                settings.api_timeout);
+  auto runtime = std::unique_ptr<DockerRuntime>(
+      new DockerRuntime(clock, std::move(settings), std::move(api), std::move(owner)));
+  runtime->hostname_ = std::move(hostname);
+  return runtime;
+}
+
+DockerRuntime::DockerRuntime(Clock& clock, DockerSettings settings, DockerApi api,
+                             std::string owner)
+    : clock_(clock),
+      settings_(std::move(settings)),
+      api_(std::move(api)),
+      owner_(std::move(owner)) {}
+
+Availability DockerRuntime::availability(const InvocationSpec& app_spec) const {
+  if (auto files = checkAppFiles(app_spec); !files) return {false, files.error().message};
+  if (auto ping = api_.ping(); !ping) {
+    // A connection failure already names the daemon; an HTTP error needs the address added.
+    const std::string& message = ping.error().message;
+    const std::string prefix = "docker daemon not reachable at " + settings_.docker_host;
+    return {false, message.rfind(prefix, 0) == 0 ? message : prefix + ": " + message};
+  }
+  const std::string& image = imageFor(app_spec, settings_.default_images);
+  auto exists = api_.imageExists(image);
+  if (!exists) return {false, exists.error().message};
+  if (!*exists) return {false, imageMissing(image)};
+  return {};
+}
+
+Result<Outcome> DockerRuntime::run(const InvocationSpec& spec, OutputSink& output) {
+  if (auto files = checkAppFiles(spec); !files) return Error::unavailable(files.error().message);
+  auto id = createContainer(spec);
+  if (!id) return id.error();
+  // Removal runs on every path out, including an exception from the OutputSink.
+  struct Remover {
+    DockerRuntime& runtime;
+    const std::string& id;
+    ~Remover() { runtime.removeContainer(id); }
+  } remover{*this, *id};
+  return supervise(*id, spec, output);
+}
+
+Result<std::string> DockerRuntime::createContainer(const InvocationSpec& spec) {
+  ContainerOptions options;
+  options.image = imageFor(spec, settings_.default_images);
+  options.labels = {{std::string(kAppLabel), spec.app},
+                    {std::string(kInvocationLabel), spec.invocationId()},
+                    {std::string(kOwnerLabel), owner_}};
+  options.tmpfs_options = settings_.tmpfs_options;
+  options.init = settings_.init;
+  auto id = api_.createContainer(containerCreateBody(spec, options));
+  if (id) return id;
+  Error error = id.error();
+  if (error.kind == ErrorKind::kNotFound) {
+    // 404 on create means a missing image; confirm rather than trust the message text.
+    auto exists = api_.imageExists(options.image);
+    if (exists && !*exists) return Error::unavailable(imageMissing(options.image));
+    error.kind = ErrorKind::kUnavailable;
+  }
+  error.message = scrubSecrets(std::move(error.message), spec);
+  return error;
+}
+
+Result<Outcome> DockerRuntime::supervise(const std::string& id, const InvocationSpec& spec,
+                                         OutputSink& output) {
+  auto connection = api_.attach(id);
+  if (!connection) return connection.error();
+  LineSplitter out(outputPrefix(spec), output);
+  LineSplitter err(outputPrefix(spec), output);
+  AttachStream stream(std::move(*connection), spec.input,
+                      [&out, &err](StreamKind kind, std::string_view bytes) {
+                        if (kind == StreamKind::kStdout) out.feed(bytes);
+                        if (kind == StreamKind::kStderr) err.feed(bytes);
+                      });
+
+  const MonoTime started = clock_.monotonicNow();
+  if (auto status = api_.start(id); !status) return status.error();
+
+  // Wait for the end of the output, then for the exit; at each passed deadline escalate:
+  // SIGTERM, SIGKILL after the grace period, then give up.
+  enum class Phase { kRunning, kTerminating, kKilled } phase = Phase::kRunning;
+  MonoTime deadline = started + spec.timeout;
+  bool stream_open = true;
+  int exit_code = 0;
+  while (true) {
+    if (stream_open) {
+      auto ended = stream.pump(clock_, deadline);
+      if (!ended) return ended.error();
+      if (*ended) {
+        stream_open = false;
+        continue;
+      }
+    } else {
+      auto code = api_.wait(id, deadline);
+      if (code) {
+        exit_code = *code;
+        break;
+      }
+      if (code.error().kind != ErrorKind::kTimeout) return code.error();
+    }
+    switch (phase) {
+      case Phase::kRunning:
+        phase = Phase::kTerminating;
+        deadline = clock_.monotonicNow() + settings_.kill_grace;
+        if (auto status = api_.kill(id, "TERM"); !status) settings_.warn(status.error().message);
+        break;
+      case Phase::kTerminating:
+        phase = Phase::kKilled;
+        deadline = clock_.monotonicNow() + settings_.api_timeout;
+        if (auto status = api_.kill(id, "KILL"); !status) settings_.warn(status.error().message);
+        break;
+      case Phase::kKilled:
+        return Error::unavailable("docker: container " + id + " of " + spec.invocationId() +
+                                  " did not exit after SIGKILL");
+    }
+  }
+  const auto duration = clock_.monotonicNow() - started;
+  out.finish();
+  err.finish();
+
+  const bool timed_out = phase != Phase::kRunning;
+  bool oom_killed = false;
+  if (auto state = api_.inspect(id); state) {
+    oom_killed = state->oom_killed;
+  } else {
+    settings_.warn("could not tell whether " + spec.invocationId() +
+                   " ran out of memory: " + state.error().message);
+  }
+  Outcome outcome = outcomeOf(terminationOf(exit_code, timed_out), spec.timeout,
+                              std::chrono::duration_cast<std::chrono::nanoseconds>(duration));
+  if (oom_killed && !outcome.succeeded) outcome.reason += " (out of memory)";
+  return outcome;
+}
+
+void DockerRuntime::removeContainer(const std::string& id) {
+  if (auto status = api_.remove(id); !status) {
+    settings_.warn("could not remove container " + id + ": " + status.error().message +
+                   " (the next start reaps it)");
+  }
+}
+
+Result<std::size_t> DockerRuntime::reapStale() {
+  auto containers = api_.listContainers(kOwnerLabel);
+  if (!containers) return containers.error();
+  std::size_t removed = 0;
+  std::optional<Error> first_error;
+  for (const ContainerSummary& container : *containers) {
+    const auto label = container.labels.find(std::string(kOwnerLabel));
+    if (label == container.labels.end() || label->second == owner_) continue;
+    const auto owner = parseOwner(label->second);
+    if (!owner || owner->host != hostname_) continue;  // another host's Relay: not ours to judge
+    // Our own pid with another start time is an earlier incarnation (e.g. PID 1 in a restarted
+    // container); another live pid may be a second Relay on this host.
+    if (owner->pid != ::getpid() && processExists(owner->pid)) continue;
+    if (auto status = api_.remove(container.id); !status) {
+      settings_.warn("could not reap stale container " + container.id + ": " +
+                     status.error().message);
+      if (!first_error) first_error = status.error();
+      continue;
+    }
+    ++removed;
+  }
+  if (first_error) return *first_error;
+  return removed;
+}
+
+}  // namespace relay::runtime::docker

@@ -1,0 +1,84 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "runtime/docker/container_config.h"
+#include "runtime/docker/docker_api.h"
+#include "runtime/runtime.h"
+
+namespace relay::runtime::docker {
+
+/// Settings of the docker runtime; the defaults are the spec's.
+struct DockerSettings {
+  std::string docker_host = std::string(kDefaultDockerHost);  // DOCKER_HOST
+  /// Bound on each Engine API call (create copies the image's files on the vfs driver).
+  std::chrono::milliseconds api_timeout{60'000};
+  /// Between SIGTERM and SIGKILL on timeout.
+  std::chrono::milliseconds kill_grace{2'000};
+  std::string tmpfs_options = "rw,noexec,nosuid,size=64m";
+  /// Images for apps that name none.
+  DefaultImages default_images;
+  /// docker-init as PID 1 (see ContainerOptions::init).
+  bool init = true;
+  /// Secondary failures (a container that could not be removed...). Default: stderr.
+  std::function<void(std::string_view)> warn;
+};
+
+/// Label keys put on every container this runtime creates.
+inline constexpr std::string_view kAppLabel = "relay.app";
+inline constexpr std::string_view kInvocationLabel = "relay.invocation";
+/// `<hostname>/<pid>/<start time in ns>` of the Relay process that created the container.
+inline constexpr std::string_view kOwnerLabel = "relay.owner";
+
+/// Runs each invocation in a fresh container through the Docker Engine API on a unix socket
+/// (relay.md section 4): create with the hardening and limits, attach, start, feed stdin,
+/// forward output, wait with the timeout, then always remove the container. Thread-safe: each
+/// API call uses its own connection and the runtime holds no per-invocation state.
+class DockerRuntime final : public Runtime {
+ public:
+  /// Fails (kInvalidArgument) for a DOCKER_HOST that is not `unix:///path`. Does not contact
+  /// the daemon: an unreachable one shows in availability() and run().
+  static Result<std::unique_ptr<DockerRuntime>> create(Clock& clock, DockerSettings settings = {});
+
+  std::string_view name() const override { return "docker"; }
+  /// Blocks for the whole invocation. kUnavailable (never a failed Outcome) when the daemon is
+  /// unreachable or the image is missing.
+  Result<Outcome> run(const InvocationSpec& spec, OutputSink& output) override;
+  /// Checks the app directory and handler file, pings the daemon and looks the image up;
+  /// blocks for at most two API calls.
+  Availability availability(const InvocationSpec& app_spec) const override;
+
+  /// Removes containers that an earlier Relay process on this host left behind when it
+  /// crashed: those whose owner label names this host and a process that no longer exists (or
+  /// this very pid with another start time). Call at start, before run(). Returns how many
+  /// were removed.
+  Result<std::size_t> reapStale();
+
+  /// This instance's value of the `relay.owner` label.
+  const std::string& owner() const { return owner_; }
+  const DockerApi& api() const { return api_; }
+
+ private:
+  DockerRuntime(Clock& clock, DockerSettings settings, DockerApi api, std::string owner);
+  Result<std::string> createContainer(const InvocationSpec& spec);
+  Result<Outcome> supervise(const std::string& id, const InvocationSpec& spec, OutputSink& output);
+  void removeContainer(const std::string& id);
+
+  Clock& clock_;
+  DockerSettings settings_;
+  DockerApi api_;
+  std::string owner_;
+  std::string hostname_;
+};
+
+/// DOCKER_HOST from the environment, or the default when unset or empty.
+std::string dockerHostFromEnvironment();
+
+}  // namespace relay::runtime::docker

@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "runtime/runtime.h"
+
+namespace relay::runtime {
+
+/// The argv that runs spec's handler when the app directory is visible at `app_root` (`/app`
+/// inside a sandbox or container, the real directory for the process backend). python3 and
+/// node get Relay's bootstrap inline (`-c` / `-e`), so nothing has to be installed next to the
+/// app. argv[0] is `python3`, `node` or the handler path; callers resolve it if they exec
+/// without a PATH search.
+std::vector<std::string> handlerCommand(const InvocationSpec& spec, const std::string& app_root);
+
+/// The file spec's handler resolves to inside `app_dir` (relay.md section 3), or an explanation
+/// of what is missing: the exec file (which must be executable), `a/b.py`, or the first of the
+/// node candidates. A missing handler file makes the app unavailable, never a failed attempt.
+Result<std::filesystem::path> resolveHandlerFile(const InvocationSpec& spec);
+
+/// The bootstrap sources, exposed for tests.
+const char* pythonBootstrap();
+const char* nodeBootstrap();
+
+}  // namespace relay::runtime

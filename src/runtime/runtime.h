@@ -1,0 +1,92 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/result.h"
+
+namespace relay::runtime {
+
+/// How a handler name resolves to code (relay.md section 3).
+enum class Language { kExec, kPython3, kNode };
+
+/// Why an invocation runs; becomes RELAY_TRIGGER.
+enum class Trigger { kEvent, kSchedule, kManual, kReplay };
+
+const char* languageName(Language language);
+const char* triggerName(Trigger trigger);
+
+/// Per-invocation limits (relay.md section 2 `resources`).
+struct Resources {
+  std::uint64_t memory_bytes = 256ULL << 20;
+  double cpus = 1.0;
+  std::uint32_t pids = 128;
+};
+
+/// Everything a backend needs to run one invocation; it knows nothing of apps or streams.
+struct InvocationSpec {
+  std::string app;                // app name, for the output prefix and RELAY_APP
+  std::filesystem::path app_dir;  // mounted read-only at /app
+  Language language = Language::kExec;
+  std::string handler;  // `bin/run.sh` (exec) or `a.b.fn` (python3, node)
+  std::string image;    // docker only; empty = the runtime's default for language
+  bool network = false;
+  Resources resources;
+  std::chrono::milliseconds timeout{30'000};
+  std::vector<std::pair<std::string, std::string>> app_env;  // the app's `env`
+  std::string message_id;                                    // RELAY_MESSAGE_ID
+  int attempt = 1;  // RELAY_ATTEMPT, 1-based real execution count
+  Trigger trigger = Trigger::kEvent;
+  std::string_view input;  // stdin bytes, passed verbatim, then EOF
+
+  /// `<message-id>/<app>/<handler>`: stable across retries, the idempotency key.
+  std::string invocationId() const { return message_id + "/" + app + "/" + handler; }
+};
+
+/// How one invocation ended. `reason` is empty on success, otherwise `exit 3`, `signal 9`,
+/// `timeout 20s`.
+struct Outcome {
+  bool succeeded = false;
+  std::string reason;
+  std::chrono::nanoseconds duration{0};
+};
+
+/// Receives the handler's output, one complete line at a time (without the newline), already
+/// prefixed `[<app>/<handler>] `. Called from the thread that runs the invocation.
+class OutputSink {
+ public:
+  virtual ~OutputSink() = default;
+  virtual void line(std::string_view prefixed_line) = 0;
+};
+
+/// Whether a backend can run an app now; the reason feeds `relay app ls`.
+struct Availability {
+  bool available = true;
+  std::string reason;
+};
+
+/// Runs one handler invocation to completion in some isolation backend.
+class Runtime {
+ public:
+  virtual ~Runtime() = default;
+  /// Backend name: `sandbox`, `docker` or `process`.
+  virtual std::string_view name() const = 0;
+  /// Blocks until the handler exits or spec.timeout passes (then SIGTERM, SIGKILL 2 s later,
+  /// the whole process tree). An Error means the backend could not run the handler at all
+  /// (kUnavailable: bwrap missing, daemon down, image missing) — never a handler failure, and
+  /// never charged as an attempt. Thread-safe: many invocations may run at once.
+  virtual Result<Outcome> run(const InvocationSpec& spec, OutputSink& output) = 0;
+  /// Whether this backend can run handlers of this app (image present, bwrap works...).
+  virtual Availability availability(const InvocationSpec& app_spec) const = 0;
+};
+
+/// The environment every handler gets: the app's env, then Relay's own RELAY_* variables
+/// (which win), plus PATH/HOME/LANG defaults suitable for the runtime.
+std::vector<std::pair<std::string, std::string>> handlerEnvironment(const InvocationSpec& spec);
+
+}  // namespace relay::runtime

@@ -1,0 +1,255 @@
+#include "runtime/sandbox/cgroup.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace relay::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr std::uint64_t kCpuPeriodMicros = 100'000;
+
+Status writeFile(const fs::path& file, const std::string& value) {
+  std::ofstream out(file);
+  out << value;
+  out.flush();
+  if (!out) {
+    return Error::unavailable("cannot write \"" + value + "\" to " + file.string() + ": " +
+                              std::strerror(errno));
+  }
+  return {};
+}
+
+std::string readFile(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::vector<pid_t> pidsIn(const fs::path& dir) {
+  std::vector<pid_t> pids;
+  std::istringstream in(readFile(dir / "cgroup.procs"));
+  pid_t pid;
+  while (in >> pid) pids.push_back(pid);
+  return pids;
+}
+
+// Kills everything in `dir` and removes it; true when it is gone.
+bool killAndRemove(const fs::path& dir, Clock& clock) {
+  for (int round = 0; round < 50; ++round) {
+    const std::vector<pid_t> pids = pidsIn(dir);
+    if (pids.empty() && ::rmdir(dir.c_str()) == 0) return true;
+    if (pids.empty() && errno == ENOENT) return true;
+    for (pid_t pid : pids) ::kill(pid, SIGKILL);
+    clock.sleepFor(std::chrono::milliseconds(2));  // the kernel empties a cgroup asynchronously
+  }
+  return false;
+}
+
+// Whether the Relay process that named an `inv-<pid>-<n>` cgroup still runs.
+bool ownerAlive(const std::string& name) {
+  const std::size_t dash = name.find('-', 4);
+  pid_t pid = 0;
+  try {
+    pid = static_cast<pid_t>(std::stol(name.substr(4, dash - 4)));
+  } catch (const std::exception&) {
+    return false;
+  }
+  return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+}
+
+// The parent pid from /proc/<pid>/stat (after the parenthesised command name), or -1.
+pid_t parentOf(pid_t pid) {
+  const std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 1));
+  std::string state;
+  pid_t parent = -1;
+  rest >> state >> parent;
+  return parent;
+}
+
+std::string ownPath(const std::string& self_cgroup, const std::string& controller) {
+  // Lines are `id:controllers:path`; v2 is `0::path`.
+  std::istringstream in(self_cgroup);
+  std::string line;
+  while (std::getline(in, line)) {
+    const auto first = line.find(':');
+    const auto second = line.find(':', first + 1);
+    if (first == std::string::npos || second == std::string::npos) continue;
+    const std::string controllers = line.substr(first + 1, second - first - 1);
+    std::istringstream names(controllers);
+    std::string name;
+    while (std::getline(names, name, ',')) {
+      if (name == controller) return line.substr(second + 1);
+    }
+    if (controller.empty() && controllers.empty()) return line.substr(second + 1);
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<CgroupLayout> detectCgroupLayout(const fs::path& mounts_file,
+                                        const fs::path& self_cgroup_file,
+                                        const std::string& base_name) {
+  const std::string mounts = readFile(mounts_file);
+  const std::string self = readFile(self_cgroup_file);
+  std::istringstream in(mounts);
+  std::string device, mount_point, type, options;
+  std::string unified_mount;
+  CgroupLayout layout;
+  std::string rest;
+  while (in >> device >> mount_point >> type >> options) {
+    std::getline(in, rest);
+    if (type == "cgroup2" && unified_mount.empty()) unified_mount = mount_point;
+    if (type != "cgroup") continue;
+    std::istringstream opts(options);
+    std::string opt;
+    while (std::getline(opts, opt, ',')) {
+      const auto place = [&](fs::path& target, const std::string& controller) {
+        if (opt == controller && target.empty()) {
+          target = fs::path(mount_point) / fs::path(ownPath(self, controller)).relative_path() /
+                   base_name;
+        }
+      };
+      place(layout.memory, "memory");
+      place(layout.pids, "pids");
+      place(layout.cpu, "cpu");
+    }
+  }
+  if (!layout.memory.empty() && !layout.pids.empty() && !layout.cpu.empty()) {
+    layout.version = CgroupVersion::kV1;
+    return layout;
+  }
+  if (!unified_mount.empty() &&
+      readFile(fs::path(unified_mount) / "cgroup.controllers").find("memory") !=
+          std::string::npos) {
+    layout = CgroupLayout{};
+    layout.version = CgroupVersion::kV2;
+    layout.unified =
+        fs::path(unified_mount) / fs::path(ownPath(self, "")).relative_path() / base_name;
+    return layout;
+  }
+  return Error::unavailable(
+      "no usable cgroup hierarchy: need cgroup v2 with the memory controller, or cgroup v1 "
+      "memory, pids and cpu controllers");
+}
+
+std::vector<fs::path> CgroupManager::baseDirs() const {
+  if (layout_.version == CgroupVersion::kV2) return {layout_.unified};
+  return {layout_.memory, layout_.pids, layout_.cpu};
+}
+
+Result<std::unique_ptr<CgroupManager>> CgroupManager::create(CgroupLayout layout, Clock& clock) {
+  std::unique_ptr<CgroupManager> manager(new CgroupManager(std::move(layout), clock));
+  for (const fs::path& base : manager->baseDirs()) {
+    std::error_code ec;
+    fs::create_directories(base, ec);
+    if (ec)
+      return Error::unavailable("cannot create cgroup " + base.string() + ": " + ec.message());
+    // Invocation cgroups of a previous Relay that died without cleaning up. Another live Relay
+    // on this host shares the base: its cgroups (named after its pid) are left alone.
+    for (const auto& entry : fs::directory_iterator(base, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (entry.is_directory() && name.rfind("inv-", 0) == 0 && !ownerAlive(name)) {
+        if (killAndRemove(entry.path(), manager->clock_)) ++manager->reaped_;
+      }
+    }
+  }
+  if (manager->layout_.version == CgroupVersion::kV2) {
+    // The base holds no processes, so its children may use the controllers; the parent must
+    // delegate them first.
+    const fs::path parent = manager->layout_.unified.parent_path();
+    for (const fs::path& dir : {parent, manager->layout_.unified}) {
+      auto enabled = writeFile(dir / "cgroup.subtree_control", "+memory +pids +cpu");
+      if (!enabled.ok()) return enabled.error();
+    }
+  }
+  return manager;
+}
+
+Result<std::unique_ptr<InvocationCgroup>> CgroupManager::createInvocation(
+    const Resources& resources) {
+  const std::string name =
+      "inv-" + std::to_string(::getpid()) + "-" + std::to_string(next_id_.fetch_add(1));
+  std::vector<fs::path> dirs;
+  for (const fs::path& base : baseDirs()) dirs.push_back(base / name);
+  std::unique_ptr<InvocationCgroup> cgroup(new InvocationCgroup(layout_.version, dirs, clock_));
+  for (const fs::path& dir : dirs) {
+    if (::mkdir(dir.c_str(), 0755) != 0) {
+      return Error::unavailable("cannot create cgroup " + dir.string() + ": " +
+                                std::strerror(errno));
+    }
+  }
+  const std::string memory = std::to_string(resources.memory_bytes);
+  const auto quota = static_cast<std::uint64_t>(std::llround(resources.cpus * kCpuPeriodMicros));
+  const std::string pids = std::to_string(resources.pids);
+  std::vector<std::pair<fs::path, std::string>> limits;
+  if (layout_.version == CgroupVersion::kV2) {
+    limits = {
+        {dirs[0] / "memory.max", memory},
+        {dirs[0] / "memory.swap.max", "0"},
+        {dirs[0] / "pids.max", pids},
+        {dirs[0] / "cpu.max", std::to_string(quota) + " " + std::to_string(kCpuPeriodMicros)}};
+  } else {
+    limits = {{dirs[0] / "memory.limit_in_bytes", memory},
+              {dirs[1] / "pids.max", pids},
+              {dirs[2] / "cpu.cfs_period_us", std::to_string(kCpuPeriodMicros)},
+              {dirs[2] / "cpu.cfs_quota_us", std::to_string(quota)}};
+    // Without swap accounting the file is absent; with it, swap must not extend the limit.
+    if (fs::exists(dirs[0] / "memory.memsw.limit_in_bytes")) {
+      limits.emplace_back(dirs[0] / "memory.memsw.limit_in_bytes", memory);
+    }
+  }
+  for (const auto& [file, value] : limits) {
+    auto written = writeFile(file, value);
+    if (!written.ok()) return written.error();
+  }
+  return cgroup;
+}
+
+InvocationCgroup::~InvocationCgroup() {
+  for (const fs::path& dir : dirs_) killAndRemove(dir, clock_);
+}
+
+std::vector<std::string> InvocationCgroup::procsFiles() const {
+  std::vector<std::string> files;
+  for (const fs::path& dir : dirs_) files.push_back((dir / "cgroup.procs").string());
+  return files;
+}
+
+void InvocationCgroup::signalAll(int signal, pid_t spared) const {
+  if (spared < 0 && version_ == CgroupVersion::kV2 && signal == SIGKILL &&
+      writeFile(dirs_[0] / "cgroup.kill", "1").ok()) {
+    return;
+  }
+  for (pid_t pid : pidsIn(dirs_.back())) {
+    if (spared >= 0 && (pid == spared || parentOf(pid) == spared)) continue;
+    ::kill(pid, signal);
+  }
+}
+
+bool InvocationCgroup::oomKilled() const {
+  // Both files are `key value` lines with an oom_kill counter.
+  const char* file = version_ == CgroupVersion::kV2 ? "memory.events" : "memory.oom_control";
+  std::istringstream events(readFile(dirs_[0] / file));
+  std::string key;
+  long long count = 0;
+  while (events >> key >> count) {
+    if (key == "oom_kill" && count > 0) return true;
+  }
+  return false;
+}
+
+}  // namespace relay::runtime

@@ -1,0 +1,85 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <atomic>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "runtime/runtime.h"
+
+namespace relay::runtime {
+
+/// Which cgroup hierarchy the host offers.
+enum class CgroupVersion { kV1, kV2 };
+
+/// Where Relay may create per-invocation cgroups: for v2 one directory; for v1 one directory
+/// per controller (memory, pids, cpu).
+struct CgroupLayout {
+  CgroupVersion version = CgroupVersion::kV2;
+  std::filesystem::path unified;  // v2: the parent of Relay's invocation cgroups
+  std::filesystem::path memory;   // v1
+  std::filesystem::path pids;     // v1
+  std::filesystem::path cpu;      // v1
+};
+
+/// Finds the hierarchy from /proc/self/mounts and /proc/self/cgroup (paths given for tests)
+/// and returns the layout under `<own cgroup>/<base_name>` for each controller.
+Result<CgroupLayout> detectCgroupLayout(const std::filesystem::path& mounts_file,
+                                        const std::filesystem::path& self_cgroup_file,
+                                        const std::string& base_name);
+
+/// One invocation's cgroup (a directory per controller on v1). The destructor kills whatever
+/// is still inside and removes it.
+class InvocationCgroup {
+ public:
+  ~InvocationCgroup();
+  InvocationCgroup(const InvocationCgroup&) = delete;
+  InvocationCgroup& operator=(const InvocationCgroup&) = delete;
+
+  /// Files a child writes "0" into to join this cgroup (cgroup.procs of each directory).
+  std::vector<std::string> procsFiles() const;
+  /// Sends `signal` to every process inside (the whole tree, whatever sessions it made) except
+  /// the processes in `spared` and their direct children.
+  void signalAll(int signal, pid_t spared = -1) const;
+  /// Whether the kernel OOM-killed something in this cgroup.
+  bool oomKilled() const;
+
+ private:
+  friend class CgroupManager;
+  InvocationCgroup(CgroupVersion version, std::vector<std::filesystem::path> dirs, Clock& clock)
+      : version_(version), dirs_(std::move(dirs)), clock_(clock) {}
+  CgroupVersion version_;
+  std::vector<std::filesystem::path> dirs_;
+  Clock& clock_;
+};
+
+/// Creates limited per-invocation cgroups under Relay's base cgroup. Thread-safe.
+class CgroupManager {
+ public:
+  /// Prepares the base directories (enabling the v2 controllers it needs) and reaps cgroups a
+  /// previous, crashed Relay left behind.
+  static Result<std::unique_ptr<CgroupManager>> create(CgroupLayout layout, Clock& clock);
+
+  /// A new cgroup with the limits applied; fails (kUnavailable) when a limit cannot be set.
+  Result<std::unique_ptr<InvocationCgroup>> createInvocation(const Resources& resources);
+
+  const CgroupLayout& layout() const { return layout_; }
+  /// How many stale invocation cgroups create() removed.
+  int reapedAtStart() const { return reaped_; }
+
+ private:
+  CgroupManager(CgroupLayout layout, Clock& clock) : layout_(std::move(layout)), clock_(clock) {}
+  std::vector<std::filesystem::path> baseDirs() const;
+
+  CgroupLayout layout_;
+  Clock& clock_;
+  std::atomic<std::uint64_t> next_id_{0};
+  int reaped_ = 0;
+};
+
+}  // namespace relay::runtime

@@ -1,0 +1,125 @@
+#include "runtime/sandbox/cgroup.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "fakes/fake_clock.h"
+#include "fakes/temp_dir.h"
+
+namespace relay::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string read(const fs::path& file) {
+  std::ifstream in(file);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+TEST(CgroupLayout, DetectsV1ControllersUnderOwnCgroup) {
+  testing::TempDir dir;
+  const auto mounts = dir.write("mounts",
+                                "cgroup /sys/fs/cgroup/cpu cgroup rw,relatime,cpu 0 0\n"
+                                "cgroup /sys/fs/cgroup/memory cgroup rw,relatime,memory 0 0\n"
+                                "cgroup /sys/fs/cgroup/pids cgroup rw,relatime,pids 0 0\n");
+  const auto self = dir.write("cgroup", "8:pids:/\n4:memory:/process_api/abc\n1:cpu:/\n0::/\n");
+  const auto layout = detectCgroupLayout(mounts, self, "relay-sandbox");
+  ASSERT_TRUE(layout.ok()) << layout.error().message;
+  EXPECT_EQ(layout->version, CgroupVersion::kV1);
+  EXPECT_EQ(layout->memory, "/sys/fs/cgroup/memory/process_api/abc/relay-sandbox");
+  EXPECT_EQ(layout->pids, "/sys/fs/cgroup/pids/relay-sandbox");
+  EXPECT_EQ(layout->cpu, "/sys/fs/cgroup/cpu/relay-sandbox");
+}
+
+TEST(CgroupLayout, DetectsV2WhenTheMemoryControllerIsThere) {
+  testing::TempDir dir;
+  dir.write("unified/cgroup.controllers", "cpuset cpu io memory pids\n");
+  const auto mounts =
+      dir.write("mounts", "cgroup2 " + (dir.path() / "unified").string() + " cgroup2 rw 0 0\n");
+  const auto self = dir.write("cgroup", "0::/system.slice/relay.service\n");
+  const auto layout = detectCgroupLayout(mounts, self, "relay-sandbox");
+  ASSERT_TRUE(layout.ok()) << layout.error().message;
+  EXPECT_EQ(layout->version, CgroupVersion::kV2);
+  EXPECT_EQ(layout->unified, dir.path() / "unified/system.slice/relay.service/relay-sandbox");
+}
+
+TEST(CgroupLayout, NoHierarchyIsAClearError) {
+  testing::TempDir dir;
+  const auto mounts = dir.write("mounts", "proc /proc proc rw 0 0\n");
+  const auto self = dir.write("cgroup", "0::/\n");
+  const auto layout = detectCgroupLayout(mounts, self, "relay-sandbox");
+  ASSERT_FALSE(layout.ok());
+  EXPECT_NE(layout.error().message.find("memory"), std::string::npos);
+}
+
+TEST(CgroupManager, V1InvocationGetsEveryLimit) {
+  testing::TempDir dir;
+  testing::FakeClock clock;
+  CgroupLayout layout;
+  layout.version = CgroupVersion::kV1;
+  layout.memory = dir.path() / "memory/relay";
+  layout.pids = dir.path() / "pids/relay";
+  layout.cpu = dir.path() / "cpu/relay";
+  auto manager = CgroupManager::create(layout, clock);
+  ASSERT_TRUE(manager.ok()) << manager.error().message;
+  Resources resources;
+  resources.memory_bytes = 64 << 20;
+  resources.cpus = 0.5;
+  resources.pids = 32;
+  auto cgroup = (*manager)->createInvocation(resources);
+  ASSERT_TRUE(cgroup.ok()) << cgroup.error().message;
+  const auto files = (*cgroup)->procsFiles();
+  ASSERT_EQ(files.size(), 3u);
+  const fs::path memory = fs::path(files[0]).parent_path();
+  EXPECT_EQ(read(memory / "memory.limit_in_bytes"), std::to_string(64 << 20));
+  EXPECT_EQ(read(fs::path(files[1]).parent_path() / "pids.max"), "32");
+  EXPECT_EQ(read(fs::path(files[2]).parent_path() / "cpu.cfs_quota_us"), "50000");
+  EXPECT_EQ(read(fs::path(files[2]).parent_path() / "cpu.cfs_period_us"), "100000");
+}
+
+TEST(CgroupManager, V2DelegatesControllersAndSetsLimits) {
+  testing::TempDir dir;
+  testing::FakeClock clock;
+  CgroupLayout layout;
+  layout.version = CgroupVersion::kV2;
+  layout.unified = dir.path() / "own/relay";
+  fs::create_directories(layout.unified);
+  auto manager = CgroupManager::create(layout, clock);
+  ASSERT_TRUE(manager.ok()) << manager.error().message;
+  EXPECT_EQ(read(dir.path() / "own/cgroup.subtree_control"), "+memory +pids +cpu");
+  EXPECT_EQ(read(dir.path() / "own/relay/cgroup.subtree_control"), "+memory +pids +cpu");
+  Resources resources;
+  resources.cpus = 2;
+  auto cgroup = (*manager)->createInvocation(resources);
+  ASSERT_TRUE(cgroup.ok()) << cgroup.error().message;
+  const fs::path inv = fs::path((*cgroup)->procsFiles().at(0)).parent_path();
+  EXPECT_EQ(read(inv / "memory.max"), std::to_string(256 << 20));
+  EXPECT_EQ(read(inv / "memory.swap.max"), "0");
+  EXPECT_EQ(read(inv / "pids.max"), "128");
+  EXPECT_EQ(read(inv / "cpu.max"), "200000 100000");
+}
+
+TEST(CgroupManager, OomKillIsReadFromTheControllersCounter) {
+  testing::TempDir dir;
+  testing::FakeClock clock;
+  CgroupLayout layout;
+  layout.version = CgroupVersion::kV2;
+  layout.unified = dir.path() / "own/relay";
+  fs::create_directories(layout.unified);
+  auto manager = CgroupManager::create(layout, clock);
+  ASSERT_TRUE(manager.ok());
+  auto cgroup = (*manager)->createInvocation({});
+  ASSERT_TRUE(cgroup.ok());
+  const fs::path inv = fs::path((*cgroup)->procsFiles().at(0)).parent_path();
+  std::ofstream(inv / "memory.events") << "low 0\nhigh 0\nmax 3\noom 1\noom_kill 0\n";
+  EXPECT_FALSE((*cgroup)->oomKilled());
+  std::ofstream(inv / "memory.events") << "low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n";
+  EXPECT_TRUE((*cgroup)->oomKilled());
+}
+
+}  // namespace
+}  // namespace relay::runtime

@@ -1,0 +1,103 @@
+#include "runtime/handler_command.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "fakes/temp_dir.h"
+
+namespace relay::runtime {
+namespace {
+
+std::string valueOf(const std::vector<std::pair<std::string, std::string>>& env,
+                    const std::string& key) {
+  for (const auto& [name, value] : env) {
+    if (name == key) return value;
+  }
+  return "<unset>";
+}
+
+InvocationSpec spec(Language language, std::string handler) {
+  InvocationSpec s;
+  s.app = "users";
+  s.language = language;
+  s.handler = std::move(handler);
+  s.message_id = "1700000000000-0";
+  s.attempt = 3;
+  s.trigger = Trigger::kSchedule;
+  return s;
+}
+
+TEST(HandlerEnvironment, CarriesRelayVariablesAndTheAppEnv) {
+  InvocationSpec s = spec(Language::kPython3, "events.created.handler");
+  s.app_env = {{"LOG_LEVEL", "debug"}};
+  const auto env = handlerEnvironment(s);
+  EXPECT_EQ(valueOf(env, "LOG_LEVEL"), "debug");
+  EXPECT_EQ(valueOf(env, "RELAY_HANDLER"), "events.created.handler");
+  EXPECT_EQ(valueOf(env, "RELAY_APP"), "users");
+  EXPECT_EQ(valueOf(env, "RELAY_MESSAGE_ID"), "1700000000000-0");
+  EXPECT_EQ(valueOf(env, "RELAY_ATTEMPT"), "3");
+  EXPECT_EQ(valueOf(env, "RELAY_INVOCATION_ID"), "1700000000000-0/users/events.created.handler");
+  EXPECT_EQ(valueOf(env, "RELAY_TRIGGER"), "schedule");
+}
+
+TEST(HandlerEnvironment, AppEnvCannotForgeRelayVariablesOrDuplicateKeys) {
+  InvocationSpec s = spec(Language::kExec, "bin/run");
+  s.app_env = {{"RELAY_ATTEMPT", "99"}, {"PATH", "/opt/bin"}};
+  const auto env = handlerEnvironment(s);
+  EXPECT_EQ(valueOf(env, "RELAY_ATTEMPT"), "3");
+  EXPECT_EQ(valueOf(env, "PATH"), "/opt/bin");
+  EXPECT_EQ(
+      std::count_if(env.begin(), env.end(), [](const auto& kv) { return kv.first == "PATH"; }), 1);
+}
+
+TEST(HandlerCommand, ExecRunsTheFileUnderTheAppRoot) {
+  EXPECT_EQ(handlerCommand(spec(Language::kExec, "bin/on-insert.sh"), "/app"),
+            (std::vector<std::string>{"/app/bin/on-insert.sh"}));
+}
+
+TEST(HandlerCommand, InterpretersGetTheBootstrapHandlerAndRoot) {
+  const auto python = handlerCommand(spec(Language::kPython3, "a.b.fn"), "/app");
+  ASSERT_EQ(python.size(), 5u);
+  EXPECT_EQ(python[0], "python3");
+  EXPECT_EQ(python[2], pythonBootstrap());
+  EXPECT_EQ(python[3], "a.b.fn");
+  EXPECT_EQ(python[4], "/app");
+  const auto node = handlerCommand(spec(Language::kNode, "a.b.fn"), "/srv/app");
+  EXPECT_EQ(node[0], "node");
+  EXPECT_EQ(node[2], nodeBootstrap());
+  EXPECT_EQ(node[4], "/srv/app");
+}
+
+TEST(ResolveHandlerFile, FindsEachRuntimesFile) {
+  testing::TempDir dir;
+  dir.write("bin/run.sh", "#!/bin/sh\n", 0755);
+  dir.write("bin/plain.sh", "#!/bin/sh\n", 0644);
+  dir.write("events/created.py", "def handler(e): pass\n");
+  InvocationSpec s = spec(Language::kExec, "bin/run.sh");
+  s.app_dir = dir.path();
+  EXPECT_TRUE(resolveHandlerFile(s).ok());
+  s.handler = "bin/plain.sh";
+  ASSERT_FALSE(resolveHandlerFile(s).ok());
+  EXPECT_NE(resolveHandlerFile(s).error().message.find("not executable"), std::string::npos);
+  s.handler = "bin/missing.sh";
+  EXPECT_NE(resolveHandlerFile(s).error().message.find("does not exist"), std::string::npos);
+  s.language = Language::kPython3;
+  s.handler = "events.created.handler";
+  EXPECT_EQ(*resolveHandlerFile(s), dir.path() / "events/created.py");
+  s.handler = "events.deleted.handler";
+  EXPECT_FALSE(resolveHandlerFile(s).ok());
+  s.language = Language::kNode;
+  s.handler = "orders.fn";
+  EXPECT_FALSE(resolveHandlerFile(s).ok());
+  // Each newly written candidate outranks the ones before it: .mjs, index.mjs, .js, index.js,
+  // .cjs is the resolution order.
+  for (const char* file :
+       {"orders.cjs", "orders/index.js", "orders.js", "orders/index.mjs", "orders.mjs"}) {
+    dir.write(file, "export function fn() {}\n");
+    EXPECT_EQ(*resolveHandlerFile(s), dir.path() / file);
+  }
+}
+
+}  // namespace
+}  // namespace relay::runtime
