@@ -1,0 +1,23 @@
+#include "invocation/dlq_entry.h"
+
+namespace relay::invocation {
+
+std::vector<std::pair<std::string, std::string>> DlqEntry::fields() const {
+  std::vector<std::pair<std::string, std::string>> out = {
+      {"original_stream", original_stream},
+      {"original_id", original_id},
+      {"group", group},
+      {"consumer", consumer},
+      {"event", event},
+      {"reason", reason},
+      {"app", app},
+      {"handler", handler},
+      {"deliveries", std::to_string(deliveries)},
+      {"handler_attempts", std::to_string(handler_attempts)},
+      {"timestamp", timestamp},
+  };
+  if (!trace.empty()) out.emplace_back("trace", trace);
+  return out;
+}
+
+}  // namespace relay::invocation

@@ -1,0 +1,19 @@
+#include "invocation/keys.h"
+
+namespace relay::invocation {
+
+std::string StreamKeys::prefix() const { return "relay:" + stream + ":"; }
+
+std::string StreamKeys::state(std::string_view message_id) const {
+  return prefix() + "inv:" + group + ":" + std::string(message_id);
+}
+
+std::string StreamKeys::dlq() const { return prefix() + "dlq"; }
+
+std::string StreamKeys::stats() const { return prefix() + "stats"; }
+
+std::string invocationField(std::string_view app, std::string_view handler) {
+  return std::string(app) + "/" + std::string(handler);
+}
+
+}  // namespace relay::invocation

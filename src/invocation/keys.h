@@ -1,0 +1,32 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace relay::invocation {
+
+/// Names of every Relay-owned key of one stream and group (relay.md section 5). All start with
+/// `relay:<stream>:`, so a hash-tagged stream (`{events}`) keeps them in the stream's slot.
+struct StreamKeys {
+  std::string stream;
+  std::string group;
+
+  /// `relay:<stream>:inv:<group>:<message-id>`: the per-message invocation state hash.
+  std::string state(std::string_view message_id) const;
+  /// `relay:<stream>:dlq`
+  std::string dlq() const;
+  /// `relay:<stream>:stats`
+  std::string stats() const;
+  /// `relay:<stream>:` itself, for SCANs and docs.
+  std::string prefix() const;
+};
+
+/// The state-hash field of one invocation: `<app>/<handler>`.
+std::string invocationField(std::string_view app, std::string_view handler);
+
+/// The field and app/handler names of a malformed message's DLQ bookkeeping (`-/-`).
+inline constexpr std::string_view kMalformedField = "-/-";
+/// The reserved field that marks a state hash as retained (its message left the PEL).
+inline constexpr std::string_view kRetainedField = "relay:retained";
+
+}  // namespace relay::invocation

@@ -1,0 +1,68 @@
+#include "invocation/marker.h"
+
+#include <charconv>
+#include <vector>
+
+namespace relay::invocation {
+namespace {
+
+std::vector<std::string_view> split(std::string_view text) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t colon = text.find(':', start);
+    parts.push_back(text.substr(start, colon - start));
+    if (colon == std::string_view::npos) return parts;
+    start = colon + 1;
+  }
+}
+
+template <typename T>
+bool number(std::string_view text, T& out) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return error == std::errc() && end == text.data() + text.size();
+}
+
+}  // namespace
+
+std::optional<Marker> Marker::parse(std::string_view text) {
+  const std::vector<std::string_view> parts = split(text);
+  Marker marker;
+  if (parts.size() < 2 || !number(parts[1], marker.attempt) || marker.attempt < 0) {
+    return std::nullopt;
+  }
+  const std::string_view kind = parts[0];
+  if (kind == "running" && parts.size() == 4 && number(parts[3], marker.deadline_ms)) {
+    marker.state = State::kRunning;
+    marker.token = parts[2];
+  } else if (kind == "failed" && parts.size() == 3 && number(parts[2], marker.next_attempt_ms)) {
+    marker.state = State::kFailed;
+  } else if (kind == "succeeded" && parts.size() == 2) {
+    marker.state = State::kSucceeded;
+  } else if (kind == "exhausted" &&
+             (parts.size() == 3 || (parts.size() == 4 && parts[3] == "dlq"))) {
+    marker.state = State::kExhausted;
+    marker.token = parts[2];
+    marker.dlq_written = parts.size() == 4;
+  } else {
+    return std::nullopt;
+  }
+  return marker;
+}
+
+std::string Marker::format() const {
+  const std::string a = std::to_string(attempt);
+  switch (state) {
+    case State::kRunning:
+      return "running:" + a + ":" + token + ":" + std::to_string(deadline_ms);
+    case State::kFailed:
+      return "failed:" + a + ":" + std::to_string(next_attempt_ms);
+    case State::kSucceeded:
+      return "succeeded:" + a;
+    case State::kExhausted:
+      return "exhausted:" + a + ":" + token + (dlq_written ? ":dlq" : "");
+  }
+  return {};
+}
+
+}  // namespace relay::invocation

@@ -1,0 +1,82 @@
+#include "observability/logger.h"
+
+#include <nlohmann/json.hpp>
+
+#include "common/rfc3339.h"
+
+namespace relay::observability {
+namespace {
+
+const char* levelName(LogLevel level) {
+  switch (level) {
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warn";
+    case LogLevel::kError:
+      return "error";
+  }
+  return "info";
+}
+
+// Text values with spaces, quotes or `=` are quoted so a line stays machine-splittable.
+std::string textValue(std::string_view value) {
+  if (!value.empty() && value.find_first_of(" \"=\t\n") == std::string_view::npos) {
+    return std::string(value);
+  }
+  return nlohmann::json(std::string(value))
+      .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace
+
+std::optional<LogLevel> parseLogLevel(std::string_view text) {
+  for (LogLevel level : {LogLevel::kDebug, LogLevel::kInfo, LogLevel::kWarn, LogLevel::kError}) {
+    if (text == levelName(level)) return level;
+  }
+  return std::nullopt;
+}
+
+std::optional<LogFormat> parseLogFormat(std::string_view text) {
+  if (text == "text") return LogFormat::kText;
+  if (text == "json") return LogFormat::kJson;
+  return std::nullopt;
+}
+
+Logger::Logger(std::ostream& out, Clock& clock, LogLevel level, LogFormat format)
+    : out_(out), clock_(clock), level_(level), format_(format) {}
+
+void Logger::log(LogLevel level, std::string_view message, const LogFields& fields) {
+  if (level < level_) return;
+  write(levelName(level), message, fields);
+}
+
+void Logger::handlerOutput(std::string_view prefixed_line) {
+  if (format_ == LogFormat::kText) {
+    std::lock_guard lock(mutex_);
+    out_ << prefixed_line << '\n';
+    out_.flush();
+    return;
+  }
+  write("output", prefixed_line, {});
+}
+
+void Logger::write(std::string_view level, std::string_view message, const LogFields& fields) {
+  std::string line;
+  const std::string time = formatRfc3339Millis(clock_.now());
+  if (format_ == LogFormat::kJson) {
+    nlohmann::json record = {{"time", time}, {"level", level}, {"message", message}};
+    for (const auto& [key, value] : fields) record[key] = value;
+    line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } else {
+    line = time + " " + std::string(level) + " " + std::string(message);
+    for (const auto& [key, value] : fields) line += " " + key + "=" + textValue(value);
+  }
+  std::lock_guard lock(mutex_);
+  out_ << line << '\n';
+  out_.flush();
+}
+
+}  // namespace relay::observability

@@ -1,0 +1,168 @@
+#include "observability/metrics.h"
+
+#include <cstdio>
+#include <cstdlib>
+
+namespace relay::observability {
+namespace {
+
+// Prometheus label values escape backslash, double quote and newline.
+std::string escape(std::string_view value) {
+  std::string out;
+  out.reserve(value.size());
+  for (char c : value) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += c;
+    } else if (c == '\n') {
+      out += "\\n";
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+std::string formatLabels(const Labels& labels, std::string_view extra = {}) {
+  if (labels.empty() && extra.empty()) return {};
+  std::string out = "{";
+  bool first = true;
+  for (const auto& [name, value] : labels) {
+    if (!first) out += ',';
+    first = false;
+    out += name + "=\"" + escape(value) + "\"";
+  }
+  if (!extra.empty()) {
+    if (!first) out += ',';
+    out += extra;
+  }
+  return out + "}";
+}
+
+// The shortest text that reads back as the same double: `0.025`, not `0.025000000000000001`
+// (bucket bounds are matched by their `le` text).
+std::string formatNumber(double value) {
+  char buffer[64];
+  for (int precision = 15; precision <= 17; ++precision) {
+    std::snprintf(buffer, sizeof buffer, "%.*g", precision, value);
+    if (std::strtod(buffer, nullptr) == value) break;
+  }
+  return buffer;
+}
+
+}  // namespace
+
+Metrics::Metrics() {
+  const auto declare = [this](const char* name, const char* type, const char* help) {
+    families_[name] = Family{help, type, {}};
+  };
+  declare("relay_events_total", "counter", "Stream messages by classification outcome.");
+  declare("relay_invocations_total", "counter", "Handler invocations by outcome.");
+  declare("relay_dlq_entries_total", "counter", "Dead-letter entries written, by reason.");
+  declare("relay_missing_payload_total", "counter",
+          "Reclaimed PEL entries whose stream body no longer existed (data loss).");
+  declare("relay_reclaimed_total", "counter", "Messages reclaimed from idle consumers.");
+  declare("relay_inflight_invocations", "gauge", "Handler invocations running now.");
+  declare("relay_pending_messages", "gauge", "Messages of the group still pending (PEL size).");
+  declare("relay_redis_errors_total", "counter", "Failed Redis operations, by operation.");
+  declare("relay_trimmed_entries_total", "counter",
+          "Entries removed by retention, from the source stream or the DLQ.");
+  families_["relay_missing_payload_total"].series[{}] = 0;
+  families_["relay_reclaimed_total"].series[{}] = 0;
+  families_["relay_inflight_invocations"].series[{}] = 0;
+}
+
+void Metrics::add(std::string_view name, Labels labels, double delta) {
+  std::lock_guard lock(mutex_);
+  families_.find(name)->second.series[std::move(labels)] += delta;
+}
+
+void Metrics::set(std::string_view name, Labels labels, double value) {
+  std::lock_guard lock(mutex_);
+  families_.find(name)->second.series[std::move(labels)] = value;
+}
+
+void Metrics::countEvent(std::string_view outcome) {
+  add("relay_events_total", {{"outcome", std::string(outcome)}}, 1);
+}
+
+void Metrics::countInvocation(std::string_view app, std::string_view handler,
+                              std::string_view outcome) {
+  add("relay_invocations_total",
+      {{"app", std::string(app)},
+       {"handler", std::string(handler)},
+       {"outcome", std::string(outcome)}},
+      1);
+}
+
+void Metrics::observeInvocationSeconds(double seconds) {
+  std::lock_guard lock(mutex_);
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    if (seconds <= kBuckets[i]) ++bucket_counts_[i];
+  }
+  ++duration_count_;
+  duration_sum_ += seconds;
+}
+
+void Metrics::countDlqEntry(std::string_view reason) {
+  add("relay_dlq_entries_total", {{"reason", std::string(reason)}}, 1);
+}
+
+void Metrics::countMissingPayload() { add("relay_missing_payload_total", {}, 1); }
+
+void Metrics::countReclaimed(long long messages) {
+  add("relay_reclaimed_total", {}, static_cast<double>(messages));
+}
+
+void Metrics::addInflight(int delta) { add("relay_inflight_invocations", {}, delta); }
+
+void Metrics::setPending(long long messages) {
+  set("relay_pending_messages", {}, static_cast<double>(messages));
+}
+
+void Metrics::countRedisError(std::string_view op) {
+  add("relay_redis_errors_total", {{"op", std::string(op)}}, 1);
+}
+
+void Metrics::countTrimmed(std::string_view target, long long entries) {
+  add("relay_trimmed_entries_total", {{"target", std::string(target)}},
+      static_cast<double>(entries));
+}
+
+double Metrics::value(std::string_view name, const Labels& labels) const {
+  std::lock_guard lock(mutex_);
+  const auto family = families_.find(name);
+  if (family == families_.end()) return 0;
+  const auto series = family->second.series.find(labels);
+  return series == family->second.series.end() ? 0 : series->second;
+}
+
+long long Metrics::durationCount() const {
+  std::lock_guard lock(mutex_);
+  return duration_count_;
+}
+
+std::string Metrics::exposition() const {
+  std::lock_guard lock(mutex_);
+  std::string out;
+  for (const auto& [name, family] : families_) {
+    out += "# HELP " + name + " " + family.help + "\n";
+    out += "# TYPE " + name + " " + family.type + "\n";
+    for (const auto& [labels, value] : family.series) {
+      out += name + formatLabels(labels) + " " + formatNumber(value) + "\n";
+    }
+  }
+  const std::string histogram = "relay_invocation_duration_seconds";
+  out += "# HELP " + histogram + " Wall time of handler invocations.\n";
+  out += "# TYPE " + histogram + " histogram\n";
+  for (std::size_t i = 0; i < kBuckets.size(); ++i) {
+    out += histogram + "_bucket{le=\"" + formatNumber(kBuckets[i]) + "\"} " +
+           std::to_string(bucket_counts_[i]) + "\n";
+  }
+  out += histogram + "_bucket{le=\"+Inf\"} " + std::to_string(duration_count_) + "\n";
+  out += histogram + "_sum " + formatNumber(duration_sum_) + "\n";
+  out += histogram + "_count " + std::to_string(duration_count_) + "\n";
+  return out;
+}
+
+}  // namespace relay::observability

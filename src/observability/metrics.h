@@ -1,0 +1,67 @@
+#pragma once
+
+#include <array>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace relay::observability {
+
+/// Label set of one series, e.g. {{"app","users"},{"outcome","succeeded"}}; order is kept.
+using Labels = std::vector<std::pair<std::string, std::string>>;
+
+/// Relay's metrics (relay.md section 8): counters and gauges by name and labels, one histogram
+/// of invocation durations, rendered in the Prometheus text format. Thread-safe; every update
+/// is a short critical section, small next to a Redis round trip.
+class Metrics {
+ public:
+  Metrics();
+
+  // relay_events_total{outcome}: matched, unmatched, malformed, oversized, schedule,
+  // obsolete_schedule.
+  void countEvent(std::string_view outcome);
+  // relay_invocations_total{app,handler,outcome}: succeeded, failed, exhausted, unavailable,
+  // blocked, claim_error.
+  void countInvocation(std::string_view app, std::string_view handler, std::string_view outcome);
+  // relay_invocation_duration_seconds
+  void observeInvocationSeconds(double seconds);
+  // relay_dlq_entries_total{reason}: handler, malformed, oversized, schedule.
+  void countDlqEntry(std::string_view reason);
+  void countMissingPayload();                 // relay_missing_payload_total
+  void countReclaimed(long long messages);    // relay_reclaimed_total
+  void addInflight(int delta);                // relay_inflight_invocations
+  void setPending(long long messages);        // relay_pending_messages
+  void countRedisError(std::string_view op);  // relay_redis_errors_total{op}
+  // relay_trimmed_entries_total{target}: stream, dlq (REDIS_STREAM_RETENTION/REDIS_DLQ_RETENTION).
+  void countTrimmed(std::string_view target, long long entries);
+
+  /// Current value of a counter or gauge series (0 when it was never touched).
+  double value(std::string_view name, const Labels& labels = {}) const;
+  /// Number of observations in the duration histogram.
+  long long durationCount() const;
+
+  /// Every series in the Prometheus text exposition format (version 0.0.4).
+  std::string exposition() const;
+
+ private:
+  struct Family {
+    std::string help;
+    std::string type;  // counter | gauge
+    std::map<Labels, double> series;
+  };
+  void add(std::string_view name, Labels labels, double delta);
+  void set(std::string_view name, Labels labels, double value);
+
+  static constexpr std::array<double, 12> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
+                                                      0.5,   1,    2.5,   5,    10,  60};
+  mutable std::mutex mutex_;
+  std::map<std::string, Family, std::less<>> families_;
+  std::array<long long, kBuckets.size()> bucket_counts_{};
+  long long duration_count_ = 0;
+  double duration_sum_ = 0;
+};
+
+}  // namespace relay::observability

@@ -1,0 +1,39 @@
+#include "stream/concurrency_limiter.h"
+
+#include <algorithm>
+
+namespace relay::stream {
+
+ConcurrencyLimiter::Slot::~Slot() {
+  if (limiter_) limiter_->release(app_);
+}
+
+std::optional<ConcurrencyLimiter::Slot> ConcurrencyLimiter::acquire(
+    const std::string& app, int app_concurrency, std::chrono::milliseconds wait) {
+  const int app_cap = std::max(1, std::min(app_concurrency, max_));
+  std::unique_lock lock(mutex_);
+  // A bounded wait on a condition variable: the only real-time wait in the pipeline, sized by
+  // the caller (tests pass milliseconds), never a sleep.
+  const bool free =
+      freed_.wait_for(lock, wait, [&] { return used_ < max_ && per_app_[app] < app_cap; });
+  if (!free) return std::nullopt;
+  ++used_;
+  ++per_app_[app];
+  return Slot(this, app);
+}
+
+void ConcurrencyLimiter::release(const std::string& app) {
+  {
+    std::lock_guard lock(mutex_);
+    --used_;
+    --per_app_[app];
+  }
+  freed_.notify_all();
+}
+
+int ConcurrencyLimiter::inUse() const {
+  std::lock_guard lock(mutex_);
+  return used_;
+}
+
+}  // namespace relay::stream

@@ -1,0 +1,48 @@
+#include "stream/invocation_spec.h"
+
+namespace relay::stream {
+namespace {
+
+runtime::Language languageOf(app::RuntimeKind kind) {
+  switch (kind) {
+    case app::RuntimeKind::kPython3:
+      return runtime::Language::kPython3;
+    case app::RuntimeKind::kNode:
+      return runtime::Language::kNode;
+    case app::RuntimeKind::kExec:
+      break;
+  }
+  return runtime::Language::kExec;
+}
+
+}  // namespace
+
+runtime::InvocationSpec invocationSpec(const app::App& app, std::string_view handler,
+                                       std::chrono::milliseconds timeout,
+                                       std::string_view message_id, int attempt,
+                                       runtime::Trigger trigger, std::string_view input) {
+  runtime::InvocationSpec spec;
+  spec.app = app.name;
+  spec.app_dir = app.dir;
+  spec.language = languageOf(app.runtime);
+  spec.handler = std::string(handler);
+  spec.image = app.image;
+  spec.network = app.network;
+  spec.resources.memory_bytes = app.resources.memory_bytes;
+  spec.resources.cpus = app.resources.cpus;
+  spec.resources.pids = static_cast<std::uint32_t>(app.resources.pids);
+  spec.timeout = timeout;
+  spec.app_env = app.env;
+  spec.message_id = std::string(message_id);
+  spec.attempt = attempt;
+  spec.trigger = trigger;
+  spec.input = input;
+  return spec;
+}
+
+runtime::InvocationSpec availabilitySpec(const app::App& app, std::string_view handler) {
+  return invocationSpec(app, handler, std::chrono::seconds(30), "", 0, runtime::Trigger::kEvent,
+                        "");
+}
+
+}  // namespace relay::stream

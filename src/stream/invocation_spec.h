@@ -1,0 +1,22 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "app/app.h"
+#include "runtime/runtime.h"
+
+namespace relay::stream {
+
+/// The runtime's view of one invocation of `handler` of `app` (the bridge between the app
+/// model and the runtime interface, which know nothing of each other). `input` must outlive
+/// the returned spec.
+runtime::InvocationSpec invocationSpec(const app::App& app, std::string_view handler,
+                                       std::chrono::milliseconds timeout,
+                                       std::string_view message_id, int attempt,
+                                       runtime::Trigger trigger, std::string_view input);
+
+/// The same for availability checks (no message, no input).
+runtime::InvocationSpec availabilitySpec(const app::App& app, std::string_view handler);
+
+}  // namespace relay::stream

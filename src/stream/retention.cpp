@@ -1,0 +1,32 @@
+#include "stream/retention.h"
+
+#include <algorithm>
+
+namespace relay::stream {
+
+std::optional<StreamId> ageTrimId(WallTime now, std::chrono::milliseconds retention) {
+  if (retention.count() <= 0) return std::nullopt;
+  const auto now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  if (now_ms <= retention.count()) return std::nullopt;
+  // MINID keeps ids >= the cut-off: everything written in the last `retention` survives.
+  return StreamId{static_cast<std::uint64_t>(now_ms - retention.count()), 0};
+}
+
+std::optional<StreamId> streamTrimId(const std::vector<GroupPosition>& groups, WallTime now,
+                                     std::chrono::milliseconds retention) {
+  std::optional<StreamId> bound = ageTrimId(now, retention);
+  if (!bound || groups.empty()) return std::nullopt;
+  for (const GroupPosition& group : groups) {
+    // Everything above last-delivered is unread by this group; everything from the first
+    // pending id on may still be unacknowledged.
+    const std::optional<StreamId> unread = group.last_delivered.next();
+    if (unread) bound = std::min(*bound, *unread);
+    if (group.first_pending) bound = std::min(*bound, *group.first_pending);
+  }
+  // MINID 0-0 or 0-1 cannot remove anything: say so instead of sending a no-op.
+  if (*bound <= StreamId{0, 1}) return std::nullopt;
+  return bound;
+}
+
+}  // namespace relay::stream

@@ -1,0 +1,151 @@
+#include "stream/schedule_publisher.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "invocation/keys.h"
+
+namespace relay::stream {
+namespace {
+
+using std::chrono::milliseconds;
+
+// KEYS: dedupe key, stream. ARGV: ttl-ms, then the entry's field/value pairs.
+// Returns {1, entry-id} when this call published the occurrence, {0, id-of-the-first} when a
+// call (of any worker) already had. EXISTS before XADD, so a failing XADD leaves no key behind.
+constexpr const char* kPublish = R"LUA(
+local key, stream, ttl = KEYS[1], KEYS[2], ARGV[1]
+if redis.call('EXISTS', key) == 1 then
+  return {0, redis.call('GET', key)}
+end
+local fields = {}
+for i = 2, #ARGV do fields[#fields + 1] = ARGV[i] end
+local id = redis.call('XADD', stream, '*', unpack(fields))
+redis.call('SET', key, id, 'PX', ttl)
+return {1, id}
+)LUA";
+
+std::string scheduleKey(const std::string& app, const std::string& schedule) {
+  return app + "/" + schedule;  // neither name can hold a '/'
+}
+
+}  // namespace
+
+SchedulePublisher::SchedulePublisher(PublisherSettings settings, redis::Endpoint endpoint,
+                                     const app::Registry& registry, observability::Metrics& metrics,
+                                     observability::Logger& logger, Clock& clock)
+    : settings_(std::move(settings)),
+      endpoint_(std::move(endpoint)),
+      registry_(registry),
+      metrics_(metrics),
+      logger_(logger),
+      clock_(clock),
+      script_(kPublish),
+      planner_(settings_.catch_up_window) {}
+
+std::string SchedulePublisher::dedupeKey(const schedule::Occurrence& occurrence) const {
+  return invocation::StreamKeys{settings_.stream, ""}.prefix() + "occ:" + occurrence.app + ":" +
+         occurrence.schedule + ":" + occurrence.scheduledAtText();
+}
+
+redis::Result<std::optional<std::string>> SchedulePublisher::publish(
+    redis::Connection& redis, const schedule::Occurrence& occurrence,
+    std::string_view payload_json) {
+  auto reply = redis.eval(
+      script_, {dedupeKey(occurrence), settings_.stream},
+      {std::to_string(settings_.dedupe_ttl.count()), std::string(schedule::kEnvelopeField),
+       occurrence.envelope(), "event", occurrence.payload(payload_json)});
+  if (!reply.ok()) return reply.error();
+  auto created = reply->at(0);
+  if (!created.ok()) return created.error();
+  auto flag = created->integer();
+  if (!flag.ok()) return flag.error();
+  auto id = reply->at(1);
+  if (!id.ok()) return id.error();
+  auto text = id->string();
+  if (!text.ok()) return text.error();
+  if (*flag == 0) return std::optional<std::string>();
+  return std::optional<std::string>(std::string(*text));
+}
+
+PublishRound SchedulePublisher::publishDue(redis::Connection& redis) {
+  PublishRound round;
+  const std::shared_ptr<const app::Snapshot> snapshot = registry_.snapshot();
+  planner_.beginRound(clock_.now());
+  for (const app::AppEntry& entry : snapshot->apps()) {
+    // A loaded app keeps publishing while unavailable: its occurrences wait in the PEL.
+    if (!entry.app) continue;
+    for (const app::Schedule& schedule : entry.app->schedules) {
+      const std::string key = scheduleKey(entry.name, schedule.name);
+      const std::optional<WallTime> due = planner_.due(key, schedule.cron, schedule.time_zone);
+      if (!due) {
+        planner_.markDone(key);
+        continue;
+      }
+      const schedule::Occurrence occurrence{entry.name, schedule.name, *due};
+      auto published = publish(redis, occurrence, schedule.payload_json);
+      observability::LogFields fields = {{"app", entry.name},
+                                         {"schedule", schedule.name},
+                                         {"scheduled_at", occurrence.scheduledAtText()}};
+      if (!published.ok()) {
+        // The planner keeps this schedule's watermark: the next good round catches up.
+        metrics_.countRedisError("schedule_publish");
+        fields.emplace_back("error", published.error().message);
+        logger_.warn("publishing a schedule occurrence failed", fields);
+        round.complete = false;
+        return round;
+      }
+      planner_.markDone(key);
+      if (published->has_value()) {
+        ++round.published;
+        fields.emplace_back("message_id", **published);
+        logger_.info("schedule occurrence published", fields);
+      } else {
+        ++round.duplicates;
+        logger_.debug("schedule occurrence already published", fields);
+      }
+    }
+  }
+  planner_.endRound();
+  return round;
+}
+
+void SchedulePublisher::stop() { stopping_ = true; }
+
+void SchedulePublisher::sleepUntil(WallTime when) {
+  for (WallTime now = clock_.now(); !stopping_ && now < when; now = clock_.now()) {
+    clock_.sleepFor(std::min<std::chrono::nanoseconds>(settings_.stop_check, when - now));
+  }
+}
+
+void SchedulePublisher::run() {
+  std::unique_ptr<redis::Connection> redis;
+  milliseconds backoff = settings_.reconnect_min;
+  while (!stopping_) {
+    if (!redis || !redis->ok()) {
+      auto connected = redis::Connection::create(endpoint_);
+      if (!connected.ok()) {
+        metrics_.countRedisError("connect");
+        logger_.warn("schedule publisher: redis unreachable, retrying",
+                     {{"redis", endpoint_.describe()},
+                      {"error", connected.error().message},
+                      {"retry_in", std::to_string(backoff.count()) + "ms"}});
+        sleepUntil(clock_.now() + backoff);
+        backoff = std::min(backoff * 2, settings_.reconnect_max);
+        continue;
+      }
+      redis = std::move(connected).value();
+    }
+    const PublishRound round = publishDue(*redis);
+    if (!round.complete) {
+      sleepUntil(clock_.now() + backoff);
+      backoff = std::min(backoff * 2, settings_.reconnect_max);
+      continue;
+    }
+    backoff = settings_.reconnect_min;
+    // Fire times are whole minutes: evaluate again at the top of the next one.
+    sleepUntil(std::chrono::floor<std::chrono::minutes>(clock_.now()) + std::chrono::minutes(1));
+  }
+}
+
+}  // namespace relay::stream

@@ -1,0 +1,86 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "app/registry.h"
+#include "common/clock.h"
+#include "observability/logger.h"
+#include "observability/metrics.h"
+#include "redis/connection.h"
+#include "redis/endpoint.h"
+#include "redis/script.h"
+#include "schedule/occurrence.h"
+#include "schedule/occurrence_planner.h"
+
+namespace relay::stream {
+
+/// Fixed internals of schedule publication; tests shorten the waits through this struct.
+struct PublisherSettings {
+  std::string stream = "events";
+  /// Lifetime of a dedupe key. Longer than the catch-up window, so a catch-up never publishes
+  /// an occurrence again that another worker (or this one, before a restart) already did.
+  std::chrono::milliseconds dedupe_ttl = std::chrono::hours(48);
+  std::chrono::minutes catch_up_window = std::chrono::hours(24);
+  std::chrono::milliseconds reconnect_min{100};
+  std::chrono::milliseconds reconnect_max{5'000};
+  /// How often a waiting run() looks at stop().
+  std::chrono::milliseconds stop_check{100};
+};
+
+/// What one evaluation round did.
+struct PublishRound {
+  int published = 0;     // new stream entries
+  int duplicates = 0;    // occurrences another worker (or an earlier round) had published
+  bool complete = true;  // false: Redis failed and the round was abandoned
+};
+
+/// Publishes the occurrences of every loaded schedule to the stream (relay.md section 6): each
+/// worker evaluates every schedule once a minute, and one Lua script per due occurrence sets its
+/// dedupe key `relay:<stream>:occ:<app>:<schedule>:<scheduled-at>` and XADDs only if the key was
+/// new, so N workers publish each occurrence exactly once. One per worker, on its own thread.
+class SchedulePublisher {
+ public:
+  SchedulePublisher(PublisherSettings settings, redis::Endpoint endpoint,
+                    const app::Registry& registry, observability::Metrics& metrics,
+                    observability::Logger& logger, Clock& clock);
+
+  /// Evaluates every schedule at the top of each minute (by the Clock) until stop(),
+  /// reconnecting with backoff when Redis fails; a round that failed is retried after the
+  /// backoff, not a minute later. Blocks.
+  void run();
+  /// Asks run() to return. Thread-safe, non-blocking.
+  void stop();
+
+  /// One round at clock.now() on the caller's connection: evaluates every loaded schedule of
+  /// the registry's current snapshot and publishes what is due. Stops at the first Redis error.
+  /// Not thread-safe: one caller at a time (run(), or a test).
+  PublishRound publishDue(redis::Connection& redis);
+
+  /// Publishes one occurrence with its payload: the new entry's id, or nullopt when the
+  /// occurrence was already published. Thread-safe (the connection is the caller's).
+  redis::Result<std::optional<std::string>> publish(redis::Connection& redis,
+                                                    const schedule::Occurrence& occurrence,
+                                                    std::string_view payload_json);
+
+  /// `relay:<stream>:occ:<app>:<schedule>:<scheduled-at>`.
+  std::string dedupeKey(const schedule::Occurrence& occurrence) const;
+
+ private:
+  void sleepUntil(WallTime when);
+
+  PublisherSettings settings_;
+  redis::Endpoint endpoint_;
+  const app::Registry& registry_;
+  observability::Metrics& metrics_;
+  observability::Logger& logger_;
+  Clock& clock_;
+  redis::Script script_;
+  schedule::OccurrencePlanner planner_;
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace relay::stream

@@ -1,0 +1,109 @@
+#include "stream/stats_recorder.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <optional>
+
+namespace relay::stream {
+namespace {
+
+std::optional<long long> parseCount(std::string_view text) {
+  long long value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+std::optional<double> parseSeconds(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  char* end = nullptr;
+  const double value = std::strtod(text.c_str(), &end);
+  if (end != text.c_str() + text.size()) return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
+std::string statsField(std::string_view app, std::string_view handler, std::string_view counter) {
+  return std::string(app) + "/" + std::string(handler) + ":" + std::string(counter);
+}
+
+std::vector<HandlerStats> parseStats(const std::vector<std::pair<std::string, std::string>>& hash) {
+  std::map<std::pair<std::string, std::string>, HandlerStats> rows;
+  for (const auto& [field, value] : hash) {
+    // App names never hold `/` and counter names never hold `:`; a handler path may hold both.
+    const std::size_t colon = field.rfind(':');
+    const std::size_t slash = field.find('/');
+    if (colon == std::string::npos || slash == std::string::npos || slash > colon) continue;
+    const std::string app = field.substr(0, slash);
+    const std::string handler = field.substr(slash + 1, colon - slash - 1);
+    const std::string_view counter = std::string_view(field).substr(colon + 1);
+    HandlerStats candidate;
+    if (counter == kStatsDuration) {
+      const auto seconds = parseSeconds(value);
+      if (!seconds) continue;
+      candidate.duration_seconds = *seconds;
+    } else {
+      const auto count = parseCount(value);
+      if (!count) continue;
+      if (counter == kStatsSucceeded) {
+        candidate.succeeded = *count;
+      } else if (counter == kStatsFailed) {
+        candidate.failed = *count;
+      } else if (counter == kStatsDeadLettered) {
+        candidate.dead_lettered = *count;
+      } else {
+        continue;
+      }
+    }
+    HandlerStats& row = rows[{app, handler}];
+    row.app = app;
+    row.handler = handler;
+    row.succeeded += candidate.succeeded;
+    row.failed += candidate.failed;
+    row.dead_lettered += candidate.dead_lettered;
+    row.duration_seconds += candidate.duration_seconds;
+  }
+  std::vector<HandlerStats> out;
+  out.reserve(rows.size());
+  for (auto& [key, row] : rows) out.push_back(std::move(row));
+  return out;
+}
+
+StatsRecorder::StatsRecorder(invocation::StreamKeys keys, observability::Metrics& metrics)
+    : keys_(std::move(keys)), metrics_(metrics) {}
+
+void StatsRecorder::recordRun(redis::Connection& redis, std::string_view app,
+                              std::string_view handler, bool succeeded,
+                              std::chrono::nanoseconds duration) {
+  char seconds[32];
+  std::snprintf(seconds, sizeof seconds, "%.6f", std::chrono::duration<double>(duration).count());
+  const std::string key = keys_.stats();
+  send(redis,
+       {{"HINCRBY", key, statsField(app, handler, succeeded ? kStatsSucceeded : kStatsFailed), "1"},
+        {"HINCRBYFLOAT", key, statsField(app, handler, kStatsDuration), seconds}});
+}
+
+void StatsRecorder::recordDeadLetter(redis::Connection& redis, std::string_view app,
+                                     std::string_view handler) {
+  send(redis, {{"HINCRBY", keys_.stats(), statsField(app, handler, kStatsDeadLettered), "1"}});
+}
+
+void StatsRecorder::send(redis::Connection& redis,
+                         const std::vector<std::vector<std::string>>& commands) {
+  auto replies = redis.pipeline(commands);
+  if (!replies.ok()) {
+    metrics_.countRedisError("stats");
+    return;
+  }
+  for (const auto& reply : *replies) {
+    if (!reply.ok()) metrics_.countRedisError("stats");
+  }
+}
+
+}  // namespace relay::stream

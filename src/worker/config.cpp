@@ -1,0 +1,130 @@
+#include "worker/config.h"
+
+#include <unistd.h>
+
+#include <charconv>
+#include <cstdlib>
+
+#include "common/duration.h"
+#include "common/size.h"
+#include "observability/http_address.h"
+
+namespace relay::worker {
+namespace {
+
+Error bad(std::string_view name, const std::string& value, std::string_view expected) {
+  return Error::invalid(std::string(name) + "=\"" + value + "\": " + std::string(expected));
+}
+
+bool validName(std::string_view value) {
+  if (value.empty() || value.size() > 200) return false;
+  for (char c : value) {
+    if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Environment processEnvironment() {
+  return [](std::string_view name) -> std::optional<std::string> {
+    const char* value = std::getenv(std::string(name).c_str());
+    if (value == nullptr) return std::nullopt;
+    return std::string(value);
+  };
+}
+
+std::string defaultConsumerName() {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string(host[0] ? host : "relay") + "-" + std::to_string(::getpid());
+}
+
+Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOverrides& overrides,
+                                std::string_view default_consumer) {
+  WorkerConfig config;
+  config.consumer = std::string(default_consumer);
+  const auto text = [&](std::string_view name, std::string& target) -> Status {
+    if (auto value = environment(name)) {
+      if (!validName(*value)) {
+        return bad(name, *value, "expected a non-empty value without spaces or control characters");
+      }
+      target = *value;
+    }
+    return {};
+  };
+  const auto duration = [&](std::string_view name, std::chrono::milliseconds& target) -> Status {
+    if (auto value = environment(name)) {
+      auto parsed = parseDuration(*value);
+      if (!parsed.ok()) return bad(name, *value, "expected a duration like 90s, 24h, 7d, or 0");
+      target = *parsed;
+    }
+    return {};
+  };
+  std::string uri = "127.0.0.1:6379";
+  for (auto [name, target] : {std::pair<std::string_view, std::string*>{"REDIS_URI", &uri},
+                              {"REDIS_STREAM", &config.stream},
+                              {"REDIS_GROUP", &config.group},
+                              {"RELAY_CONSUMER", &config.consumer},
+                              {"RELAY_HTTP_ADDR", &config.http_addr},
+                              {"DOCKER_HOST", &config.docker_host}}) {
+    if (auto status = text(name, *target); !status.ok()) return status.error();
+  }
+  auto endpoint = redis::parseRedisUri(uri);
+  if (!endpoint.ok()) {
+    // Never echo a URI back: it may carry a password.
+    return Error::invalid("REDIS_URI: " + endpoint.error().message);
+  }
+  config.redis = *endpoint;
+  if (auto http = observability::parseHttpAddress(config.http_addr); !http.ok()) {
+    return Error::invalid("RELAY_HTTP_ADDR: " + http.error().message);
+  }
+
+  std::string apps = overrides.apps;
+  if (apps.empty()) apps = environment("RELAY_APPS").value_or("/apps");
+  if (apps.empty()) return Error::invalid("RELAY_APPS: expected a directory");
+  config.apps = apps;
+
+  config.runtime = overrides.runtime.empty() ? environment("RELAY_RUNTIME").value_or("sandbox")
+                                             : overrides.runtime;
+  if (config.runtime != "sandbox" && config.runtime != "docker" && config.runtime != "process") {
+    return bad(overrides.runtime.empty() ? "RELAY_RUNTIME" : "--runtime", config.runtime,
+               "expected sandbox, docker or process");
+  }
+
+  if (auto value = environment("MAX_CONCURRENCY")) {
+    int parsed = 0;
+    const auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), parsed);
+    if (error != std::errc() || end != value->data() + value->size() || parsed < 1 ||
+        parsed > 1024) {
+      return bad("MAX_CONCURRENCY", *value, "expected a whole number from 1 to 1024");
+    }
+    config.max_concurrency = parsed;
+  }
+  if (auto value = environment("MAX_EVENT_BYTES")) {
+    auto parsed = parseSize(*value);
+    if (!parsed.ok() || *parsed == 0 || *parsed > 16ULL * 1024 * 1024) {
+      return bad("MAX_EVENT_BYTES", *value, "expected a size from 1 byte to 16MiB, e.g. 256KiB");
+    }
+    config.max_event_bytes = static_cast<std::size_t>(*parsed);
+  }
+  for (auto [name, target] : {std::pair<std::string_view, std::chrono::milliseconds*>{
+                                  "REDIS_INVOCATION_RETENTION", &config.invocation_retention},
+                              {"REDIS_STREAM_RETENTION", &config.stream_retention},
+                              {"REDIS_DLQ_RETENTION", &config.dlq_retention}}) {
+    if (auto status = duration(name, *target); !status.ok()) return status.error();
+  }
+  if (auto value = environment("RELAY_LOG_LEVEL")) {
+    auto level = observability::parseLogLevel(*value);
+    if (!level) return bad("RELAY_LOG_LEVEL", *value, "expected debug, info, warn or error");
+    config.log_level = *level;
+  }
+  if (auto value = environment("RELAY_LOG_FORMAT")) {
+    auto format = observability::parseLogFormat(*value);
+    if (!format) return bad("RELAY_LOG_FORMAT", *value, "expected text or json");
+    config.log_format = *format;
+  }
+  return config;
+}
+
+}  // namespace relay::worker

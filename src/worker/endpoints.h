@@ -1,0 +1,24 @@
+#pragma once
+
+#include <string>
+
+#include "app/snapshot.h"
+#include "observability/http_server.h"
+#include "worker/housekeeper.h"
+
+namespace relay::worker {
+
+/// Prometheus text format, version 0.0.4: what /metrics is served as.
+inline constexpr const char* kPrometheusContentType = "text/plain; version=0.0.4; charset=utf-8";
+
+/// /healthz: 200 while Redis answered the consumer's last read, else 503 naming `redis` (an
+/// endpoint description without password).
+observability::HttpReply healthReply(bool redis_reachable, const std::string& redis);
+
+/// /readyz: 200 when the consumer group exists and at least one app is loaded (a worker with no
+/// rules would acknowledge every event as unmatched), else 503 with every reason; 503 as well
+/// while the worker is stopping.
+observability::HttpReply readinessReply(const GroupState& group, const app::Snapshot& apps,
+                                        bool stopping);
+
+}  // namespace relay::worker

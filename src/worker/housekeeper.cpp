@@ -1,0 +1,106 @@
+#include "worker/housekeeper.h"
+
+#include <algorithm>
+#include <memory>
+
+#include "redis/errors.h"
+
+namespace relay::worker {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kStopCheck{100};
+
+}  // namespace
+
+Housekeeper::Housekeeper(HousekeepingSettings settings, redis::Endpoint endpoint,
+                         invocation::StreamKeys keys, stream::Trimmer& trimmer,
+                         observability::Metrics& metrics, observability::Logger& logger,
+                         Clock& clock)
+    : settings_(settings),
+      endpoint_(std::move(endpoint)),
+      keys_(std::move(keys)),
+      trimmer_(trimmer),
+      metrics_(metrics),
+      logger_(logger),
+      clock_(clock) {}
+
+Housekeeper::~Housekeeper() { stop(); }
+
+void Housekeeper::start() {
+  std::lock_guard lock(thread_mutex_);
+  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+}
+
+void Housekeeper::stop() {
+  stopping_ = true;
+  std::lock_guard lock(thread_mutex_);
+  if (thread_.joinable()) thread_.join();
+}
+
+GroupState Housekeeper::groupState() const {
+  std::lock_guard lock(mutex_);
+  return group_;
+}
+
+void Housekeeper::setGroupState(GroupState state) {
+  std::lock_guard lock(mutex_);
+  group_ = std::move(state);
+}
+
+void Housekeeper::refreshOnce(redis::Connection& redis) {
+  auto pending = redis.command({"XPENDING", keys_.stream, keys_.group});
+  if (!pending.ok()) {
+    if (redis::isReplyError(pending.error(), "NOGROUP")) {
+      setGroupState({true, false,
+                     "consumer group \"" + keys_.group + "\" of stream \"" + keys_.stream +
+                         "\" does not exist"});
+      return;
+    }
+    metrics_.countRedisError("xpending");
+    setGroupState({true, false, "cannot check the consumer group: " + pending.error().message});
+    return;
+  }
+  auto count = pending->at(0);
+  if (count.ok() && count->integer().ok()) metrics_.setPending(*count->integer());
+  setGroupState({true, true, {}});
+}
+
+void Housekeeper::sleepUnlessStopping(milliseconds duration) {
+  const MonoTime until = clock_.monotonicNow() + duration;
+  while (!stopping_ && clock_.monotonicNow() < until) {
+    clock_.sleepFor(std::min(
+        kStopCheck, std::chrono::duration_cast<milliseconds>(until - clock_.monotonicNow())));
+  }
+}
+
+void Housekeeper::loop() {
+  std::unique_ptr<redis::Connection> redis;
+  MonoTime next_trim = clock_.monotonicNow();
+  while (!stopping_) {
+    if (!redis || !redis->ok()) {
+      auto created = redis::Connection::create(endpoint_);
+      if (created.ok()) {
+        redis = std::move(created).value();
+      } else {
+        redis.reset();
+        metrics_.countRedisError("connect");
+        setGroupState({true, false, "redis unreachable: " + created.error().message});
+      }
+    }
+    if (redis) {
+      refreshOnce(*redis);
+      if (clock_.monotonicNow() >= next_trim) {
+        auto trimmed = trimmer_.trimOnce(*redis);
+        if (!trimmed.ok()) {
+          logger_.warn("retention pass failed", {{"error", trimmed.error().message}});
+        }
+        next_trim = clock_.monotonicNow() + settings_.retention_interval;
+      }
+    }
+    sleepUnlessStopping(settings_.refresh_interval);
+  }
+}
+
+}  // namespace relay::worker

@@ -1,0 +1,79 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "common/clock.h"
+#include "invocation/keys.h"
+#include "observability/logger.h"
+#include "observability/metrics.h"
+#include "redis/connection.h"
+#include "redis/endpoint.h"
+#include "stream/trimmer.h"
+
+namespace relay::worker {
+
+/// How often the housekeeper looks at Redis. Fixed internals: tests shorten them.
+struct HousekeepingSettings {
+  /// The pending-messages gauge and whether the consumer group exists (/readyz).
+  std::chrono::milliseconds refresh_interval{5'000};
+  /// Retention (REDIS_STREAM_RETENTION, REDIS_DLQ_RETENTION).
+  std::chrono::milliseconds retention_interval{60'000};
+};
+
+/// What the housekeeper last learned about the consumer group.
+struct GroupState {
+  bool checked = false;  // false until the first refresh answered (or failed)
+  bool exists = false;
+  std::string problem;  // why it does not exist or could not be checked
+};
+
+/// Keeps what the HTTP endpoints report current without making them wait on Redis: refreshes
+/// relay_pending_messages and the group's existence every refresh interval, and applies
+/// retention every retention interval (the first pass right at start). One thread with its own
+/// connection, reconnecting on the next round after a failure.
+class Housekeeper {
+ public:
+  Housekeeper(HousekeepingSettings settings, redis::Endpoint endpoint, invocation::StreamKeys keys,
+              stream::Trimmer& trimmer, observability::Metrics& metrics,
+              observability::Logger& logger, Clock& clock);
+  /// Stops and joins the thread.
+  ~Housekeeper();
+  Housekeeper(const Housekeeper&) = delete;
+  Housekeeper& operator=(const Housekeeper&) = delete;
+
+  /// Starts the thread. Call at most once.
+  void start();
+  /// Ends the thread (within one stop check) and joins it. Thread-safe, idempotent.
+  void stop();
+
+  /// One refresh on the caller's connection: XPENDING summary (the gauge; NOGROUP means the
+  /// group is missing).
+  void refreshOnce(redis::Connection& redis);
+
+  /// Thread-safe snapshot of the last refresh.
+  GroupState groupState() const;
+
+ private:
+  void loop();
+  void sleepUnlessStopping(std::chrono::milliseconds duration);
+  void setGroupState(GroupState state);
+
+  HousekeepingSettings settings_;
+  redis::Endpoint endpoint_;
+  invocation::StreamKeys keys_;
+  stream::Trimmer& trimmer_;
+  observability::Metrics& metrics_;
+  observability::Logger& logger_;
+  Clock& clock_;
+  std::atomic<bool> stopping_{false};
+  mutable std::mutex mutex_;
+  GroupState group_;
+  std::mutex thread_mutex_;
+  std::thread thread_;
+};
+
+}  // namespace relay::worker

@@ -1,0 +1,23 @@
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "runtime/runtime.h"
+
+namespace relay::worker {
+
+/// The backend named `sandbox`, `docker` or `process` (RELAY_RUNTIME / --runtime). A backend
+/// that cannot work on this host is still returned: it reports every app unavailable with the
+/// reason. Fails only for an unknown name or a malformed DOCKER_HOST. For docker, containers a
+/// crashed Relay on this host left behind are removed first. `warn` receives secondary
+/// failures (default: none reported).
+Result<std::unique_ptr<runtime::Runtime>> makeRuntime(
+    const std::string& name, Clock& clock, const std::string& docker_host,
+    std::function<void(std::string_view)> warn = {});
+
+}  // namespace relay::worker

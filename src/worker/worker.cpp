@@ -1,0 +1,182 @@
+#include "worker/worker.h"
+
+#include <thread>
+
+#include "app/watcher.h"
+#include "common/duration.h"
+#include "common/size.h"
+#include "stream/invocation_spec.h"
+#include "worker/endpoints.h"
+#include "worker/runtime_factory.h"
+
+namespace relay::worker {
+
+Worker::Worker(const WorkerConfig& config, std::ostream& log, Clock& clock, Random& random)
+    : config_(config), clock_(clock), logger_(log, clock, config.log_level, config.log_format) {
+  (void)random;
+}
+
+Worker::~Worker() { stop(); }
+
+Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::ostream& log,
+                                               Clock& clock, Random& random,
+                                               WorkerInternals internals) {
+  std::unique_ptr<Worker> worker(new Worker(config, log, clock, random));
+  Worker& w = *worker;
+  observability::Logger& logger = w.logger_;
+  auto runtime = makeRuntime(config.runtime, clock, config.docker_host,
+                             [&logger](std::string_view message) { logger.warn(message); });
+  if (!runtime.ok()) return runtime.error();
+  w.runtime_ = std::move(runtime).value();
+  if (config.runtime == "process") {
+    w.logger_.warn("RELAY_RUNTIME=process runs handlers WITHOUT isolation: development only");
+  }
+  runtime::Runtime& backend = *w.runtime_;
+  app::RegistrySettings registry;
+  registry.apps_root = config.apps;
+  registry.availability = [&backend](const app::App& app) -> app::Availability {
+    for (const app::Rule& rule : app.rules) {
+      const runtime::Availability available =
+          backend.availability(stream::availabilitySpec(app, rule.handler));
+      if (!available.available) return {false, available.reason};
+    }
+    for (const app::Schedule& schedule : app.schedules) {
+      const runtime::Availability available =
+          backend.availability(stream::availabilitySpec(app, schedule.handler));
+      if (!available.available) return {false, available.reason};
+    }
+    return {};
+  };
+  auto apps = app::Registry::create(std::move(registry));
+  if (!apps.ok()) return apps.error();
+  w.registry_ = std::move(apps).value();
+
+  w.internals_ = std::move(internals);
+  w.store_ = std::make_unique<invocation::InvocationStore>(
+      invocation::StreamKeys{config.stream, config.group}, clock, random);
+  w.limiter_ = std::make_unique<stream::ConcurrencyLimiter>(config.max_concurrency);
+  stream::DispatchSettings dispatch = w.internals_.dispatch;
+  dispatch.consumer = config.consumer;
+  dispatch.max_event_bytes = config.max_event_bytes;
+  dispatch.invocation_retention = config.invocation_retention;
+  w.dispatcher_ =
+      std::make_unique<stream::Dispatcher>(std::move(dispatch), *w.store_, *w.registry_, backend,
+                                           *w.limiter_, w.metrics_, w.logger_, clock);
+  stream::ConsumerSettings consumer = w.internals_.consumer;
+  consumer.stream = config.stream;
+  consumer.group = config.group;
+  consumer.consumer = config.consumer;
+  w.consumer_ = std::make_unique<stream::Consumer>(std::move(consumer), config.redis,
+                                                   *w.dispatcher_, w.metrics_, w.logger_, clock);
+  stream::PublisherSettings schedules = w.internals_.schedules;
+  schedules.stream = config.stream;
+  w.publisher_ = std::make_unique<stream::SchedulePublisher>(
+      std::move(schedules), config.redis, *w.registry_, w.metrics_, w.logger_, clock);
+  const invocation::StreamKeys keys{config.stream, config.group};
+  w.trimmer_ = std::make_unique<stream::Trimmer>(
+      keys, stream::RetentionSettings{config.stream_retention, config.dlq_retention}, w.metrics_,
+      w.logger_, clock);
+  w.housekeeper_ = std::make_unique<Housekeeper>(w.internals_.housekeeping, config.redis, keys,
+                                                 *w.trimmer_, w.metrics_, w.logger_, clock);
+  if (auto served = w.serveEndpoints(); !served.ok()) return served.error();
+  return worker;
+}
+
+Status Worker::serveEndpoints() {
+  auto address = observability::parseHttpAddress(config_.http_addr);
+  if (!address.ok()) return Error::invalid("RELAY_HTTP_ADDR: " + address.error().message);
+  auto server = observability::HttpServer::create(*address, {}, clock_);
+  if (!server.ok()) {
+    return Error::unavailable("RELAY_HTTP_ADDR=" + config_.http_addr + ": " +
+                              server.error().message);
+  }
+  http_ = std::move(server).value();
+  http_->handle("/metrics", [this] {
+    return observability::HttpReply{200, metrics_.exposition(), kPrometheusContentType};
+  });
+  http_->handle("/healthz", [this] {
+    return healthReply(consumer_->redisReachable(), config_.redis.describe());
+  });
+  http_->handle("/readyz", [this] {
+    return readinessReply(housekeeper_->groupState(), *registry_->snapshot(), stopping_);
+  });
+  return {};
+}
+
+void Worker::watchApps() {
+  auto watcher = app::Watcher::create(config_.apps, clock_);
+  if (!watcher.ok()) {
+    logger_.warn("not watching the apps root: changes need a restart",
+                 {{"apps", config_.apps.string()}, {"error", watcher.error().message}});
+  }
+  MonoTime next_refresh = clock_.monotonicNow() + internals_.availability_refresh;
+  while (!stopping_) {
+    if (watcher.ok()) {
+      const app::ChangeSet changes = (*watcher)->poll(internals_.watch_poll);
+      if (!changes.empty()) {
+        const app::ReloadReport report = registry_->reloadChanged(changes);
+        for (const auto& [what, names] :
+             {std::pair<const char*, const std::vector<std::string>*>{"added", &report.added},
+              {"updated", &report.updated},
+              {"invalid", &report.invalid},
+              {"removed", &report.removed}}) {
+          for (const std::string& name : *names) {
+            logger_.info(std::string("app ") + what, {{"app", name}});
+          }
+        }
+      }
+    } else {
+      clock_.sleepFor(internals_.watch_poll);
+    }
+    if (clock_.monotonicNow() >= next_refresh) {
+      // The runtime's state changes outside the apps root (image loaded, daemon started).
+      if (registry_->refreshAvailability()) logger_.info("app availability changed");
+      next_refresh = clock_.monotonicNow() + internals_.availability_refresh;
+    }
+  }
+}
+
+void Worker::run() {
+  const auto snapshot = registry_->snapshot();
+  for (const app::AppEntry& entry : snapshot->apps()) {
+    observability::LogFields fields = {{"app", entry.name},
+                                       {"loaded", entry.status.loaded ? "true" : "false"},
+                                       {"available", entry.status.available ? "true" : "false"}};
+    if (!entry.status.reason.empty()) fields.emplace_back("reason", entry.status.reason);
+    for (const auto& diagnostic : entry.errors) fields.emplace_back("error", diagnostic.toString());
+    logger_.log(
+        entry.status.available ? observability::LogLevel::kInfo : observability::LogLevel::kWarn,
+        "app", fields);
+  }
+  logger_.info("relay started", {{"redis", config_.redis.describe()},
+                                 {"stream", config_.stream},
+                                 {"group", config_.group},
+                                 {"consumer", config_.consumer},
+                                 {"runtime", config_.runtime},
+                                 {"apps", config_.apps.string()},
+                                 {"max_concurrency", std::to_string(config_.max_concurrency)},
+                                 {"max_event_bytes", formatSize(config_.max_event_bytes)},
+                                 {"http", http_->address().toString()}});
+  housekeeper_->start();
+  if (auto serving = http_->start(); !serving.ok()) {
+    logger_.error("http endpoints not served", {{"error", serving.error().message}});
+  }
+  std::thread watcher([this] { watchApps(); });
+  std::thread publisher([this] { publisher_->run(); });
+  consumer_->run();
+  stopping_ = true;
+  publisher_->stop();
+  publisher.join();
+  watcher.join();
+  housekeeper_->stop();
+  http_->stop();
+  logger_.info("relay stopped");
+}
+
+void Worker::stop() {
+  stopping_ = true;
+  if (consumer_) consumer_->stop();
+  if (publisher_) publisher_->stop();
+}
+
+}  // namespace relay::worker

@@ -1,0 +1,84 @@
+// The real `relay` binary, end to end: example apps on the sandbox runtime, events published
+// with redis-cli, a real redis-server.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "fakes/temp_dir.h"
+#include "support/redis_server.h"
+#include "support/spawned_process.h"
+
+namespace relay::testing {
+namespace {
+
+using std::chrono::seconds;
+
+class RelayStart : public RedisTest {
+ protected:
+  long long pending() {
+    auto connection = server().connect();
+    auto reply = connection->command({"XPENDING", "events", "relay"});
+    return reply.ok() ? *reply->at(0)->integer() : -1;
+  }
+  void publish(const std::string& json) {
+    const std::string command = "redis-cli -p " + std::to_string(server().port()) +
+                                " XADD events '*' event '" + json + "' >/dev/null";
+    ASSERT_EQ(std::system(command.c_str()), 0);
+  }
+  TempDir logs_;
+};
+
+TEST_F(RelayStart, RunsTheMatchingHandlersOfPublishedEventsAndAcksThem) {
+  SpawnedProcess relay(
+      {RELAY_BINARY, "start", "--apps", RELAY_EXAMPLES_DIR "/apps", "--runtime", "sandbox"},
+      {"REDIS_URI=" + server().uri(), "RELAY_CONSUMER=e2e", "RELAY_HTTP_ADDR=127.0.0.1:0"},
+      (logs_.path() / "relay.log").string());
+  ASSERT_TRUE(relay.waitForLog("relay started")) << relay.log();
+  publish(
+      R"({"event_name":"INSERT","table_name":"users","new_image":{"id":"user_7","email":"e2e@example.com"}})");
+  publish(
+      R"({"event_name":"INSERT","table_name":"orders","new_image":{"id":"ord_9","amount":5000}})");
+  publish(R"({"event_name":"INSERT","table_name":"nothing-listens"})");
+  publish("this is not json");
+  ASSERT_TRUE(relay.waitForLog("[users/handlers.users.on_change] ")) << relay.log();
+  ASSERT_TRUE(relay.waitForLog("[orders/handlers.orders.onLargeOrder] ")) << relay.log();
+  EXPECT_TRUE(SpawnedProcess::waitUntil([&] { return pending() == 0; }, seconds(30)))
+      << relay.log();
+  EXPECT_NE(relay.log().find("malformed message dead-lettered"), std::string::npos);
+  relay.signal(SIGTERM);
+  const int status = relay.wait();
+  ASSERT_TRUE(WIFEXITED(status)) << status;
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  EXPECT_NE(relay.log().find("relay stopped"), std::string::npos);
+}
+
+TEST_F(RelayStart, BadConfigurationStopsWithAOneLineErrorBeforeTouchingRedis) {
+  SpawnedProcess relay(
+      {RELAY_BINARY, "start", "--apps", RELAY_EXAMPLES_DIR "/apps"},
+      {"REDIS_URI=" + server().uri(), "MAX_CONCURRENCY=lots", "RELAY_HTTP_ADDR=127.0.0.1:0"},
+      (logs_.path() / "relay.log").string());
+  const int status = relay.wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 2);
+  const std::string log = relay.log();
+  EXPECT_NE(log.find("MAX_CONCURRENCY"), std::string::npos) << log;
+  EXPECT_EQ(log.find('\n'), log.size() - 1) << "one line: " << log;
+  auto connection = server().connect();
+  EXPECT_EQ(*connection->command({"EXISTS", "events"})->integer(), 0);  // no group created
+}
+
+TEST_F(RelayStart, PasswordInRedisUriIsNeverLogged) {
+  SpawnedProcess relay(
+      {RELAY_BINARY, "start", "--apps", RELAY_EXAMPLES_DIR "/apps"},
+      {"REDIS_URI=redis://relay:s3cr3t-pw@127.0.0.1:" + std::to_string(server().port()),
+       "RELAY_RUNTIME=process", "RELAY_HTTP_ADDR=127.0.0.1:0"},
+      (logs_.path() / "relay.log").string());
+  ASSERT_TRUE(relay.waitForLog("relay started")) << relay.log();
+  relay.signal(SIGTERM);
+  relay.wait();
+  EXPECT_EQ(relay.log().find("s3cr3t-pw"), std::string::npos) << relay.log();
+  EXPECT_NE(relay.log().find("WITHOUT isolation"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace relay::testing

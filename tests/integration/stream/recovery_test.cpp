@@ -1,0 +1,146 @@
+// Crashes, replicas and stops (events.md "Guarantees summary"), against a real redis-server.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "integration/stream/pipeline_fixture.h"
+
+namespace relay::stream::testing {
+namespace {
+
+using std::chrono::minutes;
+using std::chrono::seconds;
+
+constexpr const char* kApp = R"(runtime: exec
+events:
+  - handler: bin/a.sh
+    pattern: {kind: [order]}
+    timeout: 20s
+)";
+
+class Recovery : public PipelineTest {
+ protected:
+  void SetUp() override {
+    PipelineTest::SetUp();
+    writeApp("alpha", kApp, {"bin/a.sh"});
+  }
+};
+
+TEST_F(Recovery, ExternallyDeletedPendingEntryIsCountedAsMissingPayloadNotSuccess) {
+  build();
+  runtime_.failAlways("alpha/bin/a.sh");
+  const std::string id = xadd(R"({"kind":"order"})");
+  readOnce();
+  ASSERT_EQ(pendingCount(), 1);
+  ASSERT_TRUE(redis_->command({"XDEL", "events", id}).ok());
+  clock_.advance(minutes(1));
+  reclaim();
+  EXPECT_EQ(pendingCount(), 0);                     // the dangling reference is cleared
+  EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 1);  // no handler run on a made-up payload
+  EXPECT_TRUE(dlqEntries().empty());                // and no DLQ entry
+  EXPECT_EQ(metrics_.value("relay_missing_payload_total"), 1);
+  EXPECT_EQ(marker(id, "relay:retained"), "1");
+  EXPECT_NE(log_.str().find("no stream entry"), std::string::npos);
+}
+
+TEST_F(Recovery, AWorkerThatDiedMidHandlerIsTakenOverAfterItsClaimExpires) {
+  build();
+  const std::string id = xadd(R"({"kind":"order"})");
+  // Worker A reads the message and claims the invocation, then dies (never completes).
+  auto read =
+      redis_->command({"XREADGROUP", "GROUP", "relay", "worker-a", "STREAMS", "events", ">"});
+  ASSERT_TRUE(read.ok());
+  auto claim = store_.tryStart(*redis_, id, "alpha/bin/a.sh", 5, seconds(52));
+  ASSERT_EQ(claim->verdict, invocation::Claim::Verdict::kRun);
+  // Within the claim, a reclaiming replica must not run it again...
+  reclaim();
+  EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 0);
+  EXPECT_EQ(pendingCount(), 1);
+  // ...after it, the replica completes it; the dead worker's attempt counts.
+  clock_.advance(seconds(53));
+  reclaim();
+  ASSERT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 1);
+  EXPECT_EQ(runtime_.runs()[0].attempt, 2);
+  EXPECT_EQ(pendingCount(), 0);
+}
+
+TEST_F(Recovery, ReplicasRacingOnTheSameMessageRunTheHandlerOncePerAttempt) {
+  build();
+  runtime_.block("alpha/bin/a.sh");
+  const std::string id = xadd(R"({"kind":"order"})");
+  const StreamEntry entry = entryOf(id);
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> replicas;
+  std::vector<std::unique_ptr<Dispatcher>> dispatchers;
+  for (int i = 0; i < 4; ++i)
+    dispatchers.push_back(replicaDispatcher("replica-" + std::to_string(i)));
+  std::atomic<int> finished{0};
+  for (int i = 0; i < 4; ++i) {
+    replicas.emplace_back([&, i] {
+      auto connection = server().connect();
+      dispatchers[i]->process(*connection, entry, stop);
+      finished.fetch_add(1);
+    });
+  }
+  ASSERT_TRUE(runtime_.waitRunning(1));
+  // The three losers see a live claim and give up without running anything.
+  while (finished.load() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  runtime_.unblock("alpha/bin/a.sh");
+  for (std::thread& replica : replicas) replica.join();
+  EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 1);
+  EXPECT_EQ(marker(id, "alpha/bin/a.sh"), "succeeded:1");
+}
+
+TEST_F(Recovery, StaleDeliveryAfterTheAckChangesNothing) {
+  build();
+  const std::string id = xadd(R"({"kind":"order"})");
+  readOnce();
+  ASSERT_EQ(pendingCount(), 0);
+  const std::string before = marker(id, "alpha/bin/a.sh");
+  std::atomic<bool> stop{false};
+  EXPECT_EQ(dispatcher_->process(*redis_, entryOf(id), stop), stream::Delivery::kStale);
+  EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 1);
+  EXPECT_EQ(marker(id, "alpha/bin/a.sh"), before);
+}
+
+TEST_F(Recovery, GracefulStopLetsTheRunningHandlerFinishAndLeavesTheRestPending) {
+  build();
+  runtime_.block("alpha/bin/a.sh");
+  const std::string running = xadd(R"({"kind":"order","n":1})");
+  std::thread worker([&] { consumer_->run(); });
+  ASSERT_TRUE(runtime_.waitRunning(1));
+  consumer_->stop();
+  // While stopping, new messages are not started.
+  xadd(R"({"kind":"order","n":2})");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  runtime_.unblock("alpha/bin/a.sh");
+  worker.join();
+  EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 1);
+  EXPECT_EQ(marker(running, "alpha/bin/a.sh"), "succeeded:1");
+  auto pending = redis_->command({"XPENDING", "events", "relay", "-", "+", "10"});
+  // The running one was acknowledged; the second was either never read or is still pending.
+  const auto items = pending->elements();
+  ASSERT_TRUE(items.ok());
+  for (std::size_t i = 0; i < items->size(); ++i) {
+    EXPECT_NE(std::string(*(*items)[i].at(0)->string()), running);
+  }
+}
+
+TEST_F(Recovery, RunLoopProcessesMessagesConcurrentlyAcrossMessages) {
+  build();
+  runtime_.block("alpha/bin/a.sh");
+  for (int i = 0; i < 3; ++i) xadd(R"({"kind":"order"})");
+  std::thread worker([&] { consumer_->run(); });
+  EXPECT_TRUE(runtime_.waitRunning(3));  // three messages' handlers at once
+  runtime_.unblock("alpha/bin/a.sh");
+  for (int i = 0; i < 200 && pendingCount() + 0 > 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  consumer_->stop();
+  worker.join();
+  EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 3);
+  EXPECT_EQ(pendingCount(), 0);
+}
+
+}  // namespace
+}  // namespace relay::stream::testing

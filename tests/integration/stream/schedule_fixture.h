@@ -1,0 +1,89 @@
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/rfc3339.h"
+#include "integration/stream/pipeline_fixture.h"
+#include "schedule/occurrence.h"
+#include "stream/schedule_publisher.h"
+
+namespace relay::stream::testing {
+
+/// App `reports`: an every-minute `tick`, a `nightly` at 03:00 Europe/Berlin (01:00Z in May)
+/// with a payload and one retry, and a `monthly` on the 1st; plus an event rule that would
+/// match any occurrence payload if occurrences were ever classified like events.
+inline constexpr const char* kReports = R"(runtime: exec
+events:
+  - handler: bin/on-event.sh
+    pattern: {source: [relay.schedule]}
+schedules:
+  - name: tick
+    cron: "* * * * *"
+    handler: bin/tick.sh
+  - name: nightly
+    cron: "0 3 * * *"
+    timezone: Europe/Berlin
+    handler: bin/nightly.sh
+    retries: 1
+    payload: {kind: nightly, n: 1}
+  - name: monthly
+    cron: "0 0 1 * *"
+    handler: bin/monthly.sh
+)";
+
+inline const std::vector<std::string> kReportsHandlers = {"bin/on-event.sh", "bin/tick.sh",
+                                                          "bin/nightly.sh", "bin/monthly.sh"};
+
+inline WallTime at(std::string_view rfc3339) {
+  const auto instant = parseRfc3339(rfc3339);
+  EXPECT_TRUE(instant.has_value()) << rfc3339;
+  return WallTime{std::chrono::seconds(instant ? instant->seconds : 0)};
+}
+
+/// The pipeline fixture plus schedule publishers on the same Redis, registry and FakeClock.
+class ScheduleTest : public PipelineTest {
+ protected:
+  std::unique_ptr<SchedulePublisher> publisher() {
+    PublisherSettings settings;
+    settings.stream = "events";
+    settings.reconnect_min = std::chrono::milliseconds(1);
+    settings.reconnect_max = std::chrono::milliseconds(10);
+    return std::make_unique<SchedulePublisher>(settings, server().endpoint(), *registry_, metrics_,
+                                               logger_, clock_);
+  }
+
+  /// Every schedule occurrence in the stream, as `<schedule>@<scheduled_at>`, in stream order.
+  std::vector<std::string> occurrences() {
+    std::vector<std::string> found;
+    auto range = redis_->command({"XRANGE", "events", "-", "+"});
+    EXPECT_TRUE(range.ok());
+    if (!range.ok()) return found;
+    auto entries = parseEntries(range->view());
+    EXPECT_TRUE(entries.ok());
+    for (const StreamEntry& entry : *entries) {
+      const std::string* envelope = entry.find(schedule::kEnvelopeField);
+      if (envelope == nullptr) continue;
+      auto occurrence = schedule::parseEnvelope(*envelope);
+      EXPECT_TRUE(occurrence.ok()) << *envelope;
+      if (occurrence.ok()) {
+        found.push_back(occurrence->schedule + "@" + occurrence->scheduledAtText());
+      }
+    }
+    return found;
+  }
+
+  /// XADDs an occurrence message as the publisher would, with `payload_json` as the template
+  /// payload; returns its id.
+  std::string xaddOccurrence(const schedule::Occurrence& occurrence,
+                             const std::string& payload_json = "{}") {
+    return xaddFields({std::string(schedule::kEnvelopeField), occurrence.envelope(), "event",
+                       occurrence.payload(payload_json)});
+  }
+};
+
+}  // namespace relay::stream::testing

@@ -1,0 +1,33 @@
+// A worker process for crash tests: the real Worker, configured from the environment like
+// `relay start`, but with the fixed internals shortened through its constructor (which the
+// relay binary never does): reclaim every 200 ms, messages idle 300 ms are reclaimable, a claim
+// outlives its handler's timeout by 1 s only. Runs until killed.
+#include <iostream>
+
+#include "common/random.h"
+#include "common/system_clock.h"
+#include "worker/config.h"
+#include "worker/worker.h"
+
+int main() {
+  using namespace relay;
+  auto config = worker::loadConfig(worker::processEnvironment(), {}, worker::defaultConsumerName());
+  if (!config.ok()) {
+    std::cerr << config.error().message << "\n";
+    return 2;
+  }
+  worker::WorkerInternals internals;
+  internals.consumer.block = std::chrono::milliseconds(200);
+  internals.consumer.reclaim_interval = std::chrono::milliseconds(200);
+  internals.consumer.min_pending_idle = std::chrono::milliseconds(300);
+  internals.dispatch.claim_margin = std::chrono::milliseconds(0);
+  SystemClock clock;
+  SystemRandom random;
+  auto created = worker::Worker::create(*config, std::cerr, clock, random, internals);
+  if (!created.ok()) {
+    std::cerr << created.error().message << "\n";
+    return 1;
+  }
+  (*created)->run();
+  return 0;
+}

@@ -1,0 +1,39 @@
+#include "invocation/marker.h"
+
+#include <gtest/gtest.h>
+
+namespace relay::invocation {
+namespace {
+
+TEST(Marker, RoundTripsEveryState) {
+  for (const char* text : {"running:2:abc:1700000000000", "failed:1:1700000060000", "succeeded:3",
+                           "exhausted:5:abc", "exhausted:5:abc:dlq"}) {
+    const auto marker = Marker::parse(text);
+    ASSERT_TRUE(marker) << text;
+    EXPECT_EQ(marker->format(), text);
+  }
+}
+
+TEST(Marker, ReadsTheFields) {
+  const auto running = Marker::parse("running:2:tok:1700000000000");
+  ASSERT_TRUE(running);
+  EXPECT_EQ(running->state, Marker::State::kRunning);
+  EXPECT_EQ(running->attempt, 2);
+  EXPECT_EQ(running->token, "tok");
+  EXPECT_EQ(running->deadline_ms, 1700000000000);
+  EXPECT_FALSE(running->terminal());
+  EXPECT_TRUE(Marker::parse("succeeded:1")->terminal());
+  EXPECT_FALSE(Marker::parse("exhausted:5:t")->terminal());
+  EXPECT_TRUE(Marker::parse("exhausted:5:t:dlq")->terminal());
+}
+
+TEST(Marker, RejectsMalformedText) {
+  for (const char* text :
+       {"", "running", "running:x:t:1", "running:1:t", "failed:1", "failed:1:x", "succeeded",
+        "succeeded:1:extra", "exhausted:1", "exhausted:1:t:dl", "done:1", "running:-1:t:5"}) {
+    EXPECT_FALSE(Marker::parse(text)) << text;
+  }
+}
+
+}  // namespace
+}  // namespace relay::invocation
