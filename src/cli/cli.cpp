@@ -13,11 +13,20 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   root.fallthrough(false);
   CommandContext context{out, err};
   addVersionCommand(root, context);
+  addValidateCommand(root, context);
+  addAppCommand(root, context);
+  addStartCommand(root, context);
+  addInvokeCommand(root, context);
+  addDlqCommand(root, context);
+  addStatsCommand(root, context);
+  addHealthCommand(root, context);
+  addPatternCommand(root, context);
   const auto known = [&root](const std::string& name) {
     return !root.get_subcommands([&name](CLI::App* sub) { return sub->check_name(name); }).empty();
   };
   if (argc > 1 && argv[1][0] != '-' && !known(argv[1])) {
-    err << "relay: unknown command \"" << argv[1] << "\"\n" << "Run 'relay --help' for usage.\n";
+    err << "relay: unknown command \"" << argv[1] << "\"\n"
+        << "Run 'relay --help' for usage.\n";
     return kExitUsage;
   }
   try {

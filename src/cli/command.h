@@ -23,5 +23,14 @@ struct CommandContext {
 
 // One registration function per command group (one .cpp each).
 void addVersionCommand(CLI::App& root, CommandContext& context);
+void addValidateCommand(CLI::App& root, CommandContext& context);
+void addAppCommand(CLI::App& root, CommandContext& context);
+void addStartCommand(CLI::App& root, CommandContext& context);
+/// `app invoke`: registered after addAppCommand(), under its `app` group.
+void addInvokeCommand(CLI::App& root, CommandContext& context);
+void addDlqCommand(CLI::App& root, CommandContext& context);
+void addStatsCommand(CLI::App& root, CommandContext& context);
+void addHealthCommand(CLI::App& root, CommandContext& context);
+void addPatternCommand(CLI::App& root, CommandContext& context);
 
 }  // namespace relay::cli

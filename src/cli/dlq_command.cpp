@@ -1,0 +1,337 @@
+#include <CLI/CLI.hpp>
+
+#include <charconv>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "app/registry.h"
+#include "cli/app_flags.h"
+#include "cli/command.h"
+#include "cli/redis_session.h"
+#include "cli/table.h"
+#include "common/system_clock.h"
+#include "runtime/runtime.h"
+#include "stream/invocation_spec.h"
+#include "stream/stream_entry.h"
+#include "stream/stream_id.h"
+#include "worker/runtime_factory.h"
+
+namespace relay::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::size_t kReasonWidth = 60;
+constexpr int kDefaultLimit = 100;
+
+struct LsOptions {
+  bool json = false;
+  int limit = kDefaultLimit;
+};
+
+struct EntryOptions {
+  std::string id;
+  bool json = false;
+  AppFlags flags;  // replay only
+};
+
+std::string dump(const Json& json) {
+  return json.dump(2, ' ', false, Json::error_handler_t::replace);
+}
+
+std::string field(const stream::StreamEntry& entry, std::string_view name) {
+  const std::string* value = entry.find(name);
+  return value ? *value : std::string();
+}
+
+// `deliveries` and `handler_attempts` are counts: numbers in JSON; every other field a string.
+Json entryJson(const stream::StreamEntry& entry) {
+  Json object = {{"id", entry.id}};
+  for (const auto& [name, value] : entry.fields) {
+    long long number = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
+    const bool count = (name == "deliveries" || name == "handler_attempts") && !value.empty() &&
+                       error == std::errc() && end == value.data() + value.size();
+    object[name] = count ? Json(number) : Json(value);
+  }
+  return object;
+}
+
+// A full `<ms>-<seq>` id (a bare `<ms>` would name a range in XRANGE).
+bool validId(std::string_view id, std::string_view command, CommandContext& context) {
+  if (id.find('-') != std::string_view::npos && stream::StreamId::parse(id)) return true;
+  context.err << "relay dlq " << command << ": \"" << printable(id)
+              << "\" is not a DLQ entry id (expected <ms>-<seq>, as `relay dlq ls` shows)\n";
+  context.exit_code = kExitUsage;
+  return false;
+}
+
+// The entry `id` of the DLQ, or nullopt (reported, exit 1) when it is missing or Redis failed.
+std::optional<stream::StreamEntry> readEntry(RedisSession& session, const std::string& id,
+                                             std::string_view command, CommandContext& context) {
+  auto reply = session.redis->command({"XRANGE", session.keys.dlq(), id, id});
+  if (!reply.ok()) {
+    reportRedisError("dlq " + std::string(command), reply.error(), context);
+    return std::nullopt;
+  }
+  auto entries = stream::parseEntries(reply->view());
+  if (!entries.ok()) {
+    reportRedisError("dlq " + std::string(command), entries.error(), context);
+    return std::nullopt;
+  }
+  if (entries->empty()) {
+    context.err << "relay dlq " << command << ": no entry " << id << " in " << session.keys.dlq()
+                << "\n";
+    context.exit_code = kExitFailed;
+    return std::nullopt;
+  }
+  return std::move(entries->front());
+}
+
+void runLs(const LsOptions& options, CommandContext& context) {
+  auto session = openRedisSession("dlq ls", {}, context);
+  if (!session) return;
+  auto reply = session->redis->command(
+      {"XREVRANGE", session->keys.dlq(), "+", "-", "COUNT", std::to_string(options.limit)});
+  if (!reply.ok()) return reportRedisError("dlq ls", reply.error(), context);
+  auto entries = stream::parseEntries(reply->view());
+  if (!entries.ok()) return reportRedisError("dlq ls", entries.error(), context);
+  if (options.json) {
+    Json list = Json::array();
+    for (const stream::StreamEntry& entry : *entries) list.push_back(entryJson(entry));
+    context.out << dump(list) << "\n";
+  } else if (entries->empty()) {
+    context.out << "the dead-letter queue " << session->keys.dlq() << " is empty\n";
+    return;
+  } else {
+    std::vector<std::vector<std::string>> rows = {
+        {"ID", "TIMESTAMP", "APP", "HANDLER", "REASON", "ATTEMPTS"}};
+    for (const stream::StreamEntry& entry : *entries) {
+      rows.push_back({entry.id, printable(field(entry, "timestamp")),
+                      printable(field(entry, "app")), printable(field(entry, "handler")),
+                      shorten(field(entry, "reason"), kReasonWidth),
+                      printable(field(entry, "handler_attempts"))});
+    }
+    printTable(context.out, rows);
+  }
+  auto length = session->redis->command({"XLEN", session->keys.dlq()});
+  if (length.ok() && length->integer().ok() &&
+      *length->integer() > static_cast<long long>(entries->size())) {
+    context.err << "note: showing the newest " << entries->size() << " of " << *length->integer()
+                << " entries (--limit N shows more)\n";
+  }
+}
+
+void printEvent(const std::string& event, std::ostream& out) {
+  const Json parsed = Json::parse(event, nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) {
+    out << "event (not JSON, as recorded):\n  " << printable(event) << "\n";
+    return;
+  }
+  std::string pretty = dump(parsed);
+  out << "event:\n  ";
+  for (char c : pretty) {
+    out << c;
+    if (c == '\n') out << "  ";
+  }
+  out << "\n";
+}
+
+void runInspect(const EntryOptions& options, CommandContext& context) {
+  if (!validId(options.id, "inspect", context)) return;
+  auto session = openRedisSession("dlq inspect", {}, context);
+  if (!session) return;
+  const auto entry = readEntry(*session, options.id, "inspect", context);
+  if (!entry) return;
+  if (options.json) {
+    context.out << dump(entryJson(*entry)) << "\n";
+    return;
+  }
+  context.out << "id:                " << entry->id << "\n";
+  for (const auto& [name, value] : entry->fields) {
+    if (name == "event") continue;
+    const std::string label = name + ":";
+    context.out << label << std::string(label.size() < 19 ? 19 - label.size() : 1, ' ')
+                << printable(value) << "\n";
+  }
+  printEvent(field(*entry, "event"), context.out);
+}
+
+/// Handler output goes to the command's stdout as the runtime prefixed it.
+class PrintSink final : public runtime::OutputSink {
+ public:
+  explicit PrintSink(std::ostream& out) : out_(out) {}
+  void line(std::string_view prefixed_line) override { out_ << prefixed_line << "\n"; }
+
+ private:
+  std::ostream& out_;
+};
+
+void runReplay(const EntryOptions& options, CommandContext& context) {
+  if (!validId(options.id, "replay", context)) return;
+  auto session =
+      openRedisSession("dlq replay", {options.flags.apps, options.flags.runtime}, context);
+  if (!session) return;
+  const auto entry = readEntry(*session, options.id, "replay", context);
+  if (!entry) return;
+  const std::string app_name = field(*entry, "app");
+  const std::string handler = field(*entry, "handler");
+  if (app_name == "-" || app_name.empty()) {
+    context.err << "relay dlq replay: entry " << entry->id
+                << " records a message that never reached a handler ("
+                << shorten(field(*entry, "reason"), kReasonWidth)
+                << "): there is nothing to replay; inspect it and `relay dlq rm` it\n";
+    context.exit_code = kExitUsage;
+    return;
+  }
+  auto registry = app::Registry::create({session->config.apps, {}});
+  if (!registry.ok()) {
+    context.err << "relay dlq replay: " << registry.error().message << "\n";
+    context.exit_code = kExitFailed;
+    return;
+  }
+  const auto snapshot = (*registry)->snapshot();
+  const app::AppEntry* app_entry = snapshot->find(app_name);
+  if (app_entry == nullptr) {
+    context.err << "relay dlq replay: app \"" << printable(app_name) << "\" no longer exists in "
+                << snapshot->root().string() << "; the entry stays\n";
+    context.exit_code = kExitFailed;
+    return;
+  }
+  if (!app_entry->app) {
+    context.err << "relay dlq replay: app \"" << app_name
+                << "\" has no valid template now; the entry stays:\n";
+    for (const app::Diagnostic& diagnostic : app_entry->errors) {
+      context.err << diagnostic.toString() << "\n";
+    }
+    context.exit_code = kExitFailed;
+    return;
+  }
+  const app::App& app = *app_entry->app;
+  std::optional<Millis> timeout;
+  if (const app::Rule* rule = app.findRule(handler)) timeout = rule->timeout;
+  for (const app::Schedule& schedule : app.schedules) {
+    if (!timeout && schedule.handler == handler) timeout = schedule.timeout;
+  }
+  if (!timeout) {
+    context.err << "relay dlq replay: app \"" << app_name << "\" no longer has a handler \""
+                << printable(handler) << "\"; the entry stays\n";
+    context.exit_code = kExitFailed;
+    return;
+  }
+  SystemClock clock;
+  auto backend = worker::makeRuntime(
+      session->config.runtime, clock, session->config.docker_host,
+      [&context](std::string_view warning) { context.err << "warning: " << warning << "\n"; });
+  if (!backend.ok()) {
+    context.err << "relay dlq replay: " << backend.error().message << "\n";
+    context.exit_code = kExitFailed;
+    return;
+  }
+  const runtime::Availability available =
+      (*backend)->availability(stream::availabilitySpec(app, handler));
+  if (!available.available) {
+    context.err << "relay dlq replay: the " << session->config.runtime << " runtime cannot run "
+                << app_name << " now: " << available.reason << "; the entry stays\n";
+    context.exit_code = kExitFailed;
+    return;
+  }
+  long long attempts = 0;
+  const std::string recorded = field(*entry, "handler_attempts");
+  (void)std::from_chars(recorded.data(), recorded.data() + recorded.size(), attempts);
+  const std::string event = field(*entry, "event");
+  // The original message id keeps RELAY_INVOCATION_ID the idempotency key it was.
+  const runtime::InvocationSpec spec =
+      stream::invocationSpec(app, handler, *timeout, field(*entry, "original_id"),
+                             static_cast<int>(attempts) + 1, runtime::Trigger::kReplay, event);
+  PrintSink sink(context.out);
+  const Result<runtime::Outcome> outcome = (*backend)->run(spec, sink);
+  if (!outcome.ok()) {
+    context.err << "relay dlq replay: the " << session->config.runtime
+                << " runtime could not run it: " << outcome.error().message
+                << "; the entry stays\n";
+    context.exit_code = kExitFailed;
+    return;
+  }
+  const std::string took =
+      std::to_string(std::chrono::duration<double>(outcome->duration).count()) + "s";
+  if (!outcome->succeeded) {
+    context.err << "relay dlq replay: " << app_name << "/" << handler << " failed ("
+                << outcome->reason << ", " << took << "); entry " << entry->id << " stays in "
+                << session->keys.dlq() << "\n";
+    context.exit_code = kExitFailed;
+    return;
+  }
+  auto removed = session->redis->command({"XDEL", session->keys.dlq(), entry->id});
+  if (!removed.ok()) {
+    context.err << "relay dlq replay: " << app_name << "/" << handler << " succeeded (" << took
+                << ") but removing entry " << entry->id << " failed: " << removed.error().message
+                << "\n";
+    context.exit_code = kExitFailed;
+    return;
+  }
+  context.out << "replayed " << entry->id << ": " << app_name << "/" << handler << " succeeded in "
+              << took << "; "
+              << (removed->integer().ok() && *removed->integer() == 1
+                      ? "removed it from " + session->keys.dlq()
+                      : "it was already gone from " + session->keys.dlq())
+              << "\n";
+}
+
+void runRm(const EntryOptions& options, CommandContext& context) {
+  if (!validId(options.id, "rm", context)) return;
+  auto session = openRedisSession("dlq rm", {}, context);
+  if (!session) return;
+  auto removed = session->redis->command({"XDEL", session->keys.dlq(), options.id});
+  if (!removed.ok()) return reportRedisError("dlq rm", removed.error(), context);
+  if (!removed->integer().ok() || *removed->integer() == 0) {
+    context.err << "relay dlq rm: no entry " << options.id << " in " << session->keys.dlq() << "\n";
+    context.exit_code = kExitFailed;
+    return;
+  }
+  context.out << "removed " << options.id << " from " << session->keys.dlq() << "\n";
+}
+
+}  // namespace
+
+void addDlqCommand(CLI::App& root, CommandContext& context) {
+  CLI::App* group =
+      root.add_subcommand("dlq", "List, inspect, replay and remove dead-letter entries");
+  group->require_subcommand(1);
+
+  auto ls = std::make_shared<LsOptions>();
+  CLI::App* ls_command = group->add_subcommand(
+      "ls", "List entries, newest first: id, timestamp, app, handler, reason, attempts");
+  ls_command->add_flag("--json", ls->json, "Print a JSON array: id plus every field per entry");
+  ls_command
+      ->add_option("--limit", ls->limit,
+                   "Show at most N entries (default " + std::to_string(kDefaultLimit) + ")")
+      ->type_name("N")
+      ->check(CLI::PositiveNumber);
+  ls_command->callback([ls, &context] { runLs(*ls, context); });
+
+  auto inspect = std::make_shared<EntryOptions>();
+  CLI::App* inspect_command =
+      group->add_subcommand("inspect", "Show every field of one entry, the event pretty-printed");
+  inspect_command->add_option("ID", inspect->id, "The entry id (from `relay dlq ls`)")->required();
+  inspect_command->add_flag("--json", inspect->json, "Print one JSON object");
+  inspect_command->callback([inspect, &context] { runInspect(*inspect, context); });
+
+  auto replay = std::make_shared<EntryOptions>();
+  CLI::App* replay_command = group->add_subcommand(
+      "replay",
+      "Run the recorded app/handler once with the recorded event (RELAY_TRIGGER=replay) against "
+      "the current apps; success removes the entry, failure keeps it");
+  addAppFlags(*replay_command, replay->flags);
+  replay_command->add_option("ID", replay->id, "The entry id (from `relay dlq ls`)")->required();
+  replay_command->callback([replay, &context] { runReplay(*replay, context); });
+
+  auto rm = std::make_shared<EntryOptions>();
+  CLI::App* rm_command = group->add_subcommand("rm", "Remove one entry");
+  rm_command->add_option("ID", rm->id, "The entry id (from `relay dlq ls`)")->required();
+  rm_command->callback([rm, &context] { runRm(*rm, context); });
+}
+
+}  // namespace relay::cli

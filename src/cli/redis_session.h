@@ -1,0 +1,32 @@
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string_view>
+
+#include "cli/command.h"
+#include "invocation/keys.h"
+#include "redis/connection.h"
+#include "worker/config.h"
+
+namespace relay::cli {
+
+/// What the Redis-backed commands (`dlq`, `stats`) work on: the settings of relay.md section 1
+/// and one connection.
+struct RedisSession {
+  worker::WorkerConfig config;
+  invocation::StreamKeys keys;
+  std::unique_ptr<redis::Connection> redis;
+};
+
+/// Reads the configuration (flags over the environment, exactly as `relay start` does) and
+/// connects. On failure writes `relay <command>: ...` and sets the exit code (2 for a bad
+/// setting, 1 when Redis cannot be reached), and returns nullopt.
+std::optional<RedisSession> openRedisSession(std::string_view command,
+                                             const worker::ConfigOverrides& overrides,
+                                             CommandContext& context);
+
+/// Reports a failed Redis call of `command` (exit 1).
+void reportRedisError(std::string_view command, const redis::Error& error, CommandContext& context);
+
+}  // namespace relay::cli

@@ -1,0 +1,113 @@
+// The worker's housekeeping against a real redis-server: the pending gauge and the group state
+// /readyz reports, and retention applied from its own thread.
+#include "worker/housekeeper.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <thread>
+
+#include "common/system_clock.h"
+#include "support/redis_server.h"
+#include "support/spawned_process.h"
+
+namespace relay::worker {
+namespace {
+
+using relay::testing::SpawnedProcess;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class HousekeeperTest : public relay::testing::RedisTest {
+ protected:
+  void SetUp() override {
+    RedisTest::SetUp();
+    redis_ = server().connect();
+  }
+  std::unique_ptr<Housekeeper> make(HousekeepingSettings settings = {},
+                                    stream::RetentionSettings retention = {}) {
+    trimmer_ = std::make_unique<stream::Trimmer>(keys_, retention, metrics_, logger_, clock_);
+    return std::make_unique<Housekeeper>(settings, server().endpoint(), keys_, *trimmer_, metrics_,
+                                         logger_, clock_);
+  }
+
+  SystemClock clock_;
+  observability::Metrics metrics_;
+  std::ostringstream log_;
+  observability::Logger logger_{log_, clock_};
+  invocation::StreamKeys keys_{"events", "relay"};
+  std::unique_ptr<stream::Trimmer> trimmer_;
+  std::unique_ptr<redis::Connection> redis_;
+};
+
+TEST_F(HousekeeperTest, AMissingGroupIsReportedWithItsName) {
+  auto housekeeper = make();
+  EXPECT_FALSE(housekeeper->groupState().checked);
+  housekeeper->refreshOnce(*redis_);
+  const GroupState state = housekeeper->groupState();
+  EXPECT_TRUE(state.checked);
+  EXPECT_FALSE(state.exists);
+  EXPECT_NE(state.problem.find("\"relay\""), std::string::npos) << state.problem;
+}
+
+TEST_F(HousekeeperTest, TheGroupExistsAndThePendingGaugeIsItsPelSize) {
+  ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(redis_->command({"XADD", "events", "*", "event", "{}"}).ok());
+  }
+  ASSERT_TRUE(
+      redis_->command({"XREADGROUP", "GROUP", "relay", "c", "COUNT", "2", "STREAMS", "events", ">"})
+          .ok());
+  auto housekeeper = make();
+  housekeeper->refreshOnce(*redis_);
+  EXPECT_TRUE(housekeeper->groupState().exists);
+  EXPECT_EQ(metrics_.value("relay_pending_messages"), 2);
+}
+
+TEST_F(HousekeeperTest, ItsThreadKeepsTheStateCurrentAndAppliesRetention) {
+  // A DLQ entry written 30 days ago: the first pass at start trims it.
+  ASSERT_TRUE(redis_->command({"XADD", keys_.dlq(), "1000-0", "reason", "old"}).ok());
+  HousekeepingSettings settings;
+  settings.refresh_interval = milliseconds(50);
+  auto housekeeper = make(settings);
+  housekeeper->start();
+  EXPECT_TRUE(SpawnedProcess::waitUntil(
+      [&] {
+        return *redis_->command({"XLEN", keys_.dlq()})->integer() == 0;
+      },
+      seconds(10)));
+  EXPECT_TRUE(
+      SpawnedProcess::waitUntil([&] { return housekeeper->groupState().checked; }, seconds(10)));
+  EXPECT_FALSE(housekeeper->groupState().exists);
+  ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  EXPECT_TRUE(
+      SpawnedProcess::waitUntil([&] { return housekeeper->groupState().exists; }, seconds(10)));
+  housekeeper->stop();
+  housekeeper->stop();  // idempotent
+}
+
+TEST_F(HousekeeperTest, RedisGoingAwayIsReportedAndRecoveredFrom) {
+  ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  HousekeepingSettings settings;
+  settings.refresh_interval = milliseconds(50);
+  auto housekeeper = make(settings);
+  housekeeper->start();
+  EXPECT_TRUE(
+      SpawnedProcess::waitUntil([&] { return housekeeper->groupState().exists; }, seconds(10)));
+  ASSERT_TRUE(server().stop().ok());
+  EXPECT_TRUE(
+      SpawnedProcess::waitUntil([&] { return !housekeeper->groupState().exists; }, seconds(10)));
+  ASSERT_TRUE(server().start().ok());
+  // Persistence is off: the restarted server has no group until the consumer creates it.
+  auto redis = server().connect();
+  ASSERT_TRUE(redis->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  EXPECT_TRUE(
+      SpawnedProcess::waitUntil([&] { return housekeeper->groupState().exists; }, seconds(10)));
+  // The failure was counted: as the broken XPENDING, and as reconnects while the server was down.
+  EXPECT_GE(metrics_.value("relay_redis_errors_total", {{"op", "xpending"}}) +
+                metrics_.value("relay_redis_errors_total", {{"op", "connect"}}),
+            1);
+}
+
+}  // namespace
+}  // namespace relay::worker

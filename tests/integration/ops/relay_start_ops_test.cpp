@@ -1,0 +1,239 @@
+// The real `relay start` as operators see it: /metrics after a scripted run, /healthz and
+// `relay health` flipping while Redis is stopped and started again, /readyz, a busy
+// RELAY_HTTP_ADDR, JSON logs. Process runtime, exec handlers in a temp apps root.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <regex>
+
+#include "common/system_clock.h"
+#include "fakes/temp_dir.h"
+#include "integration/ops/relay_binary.h"
+#include "observability/http_client.h"
+#include "observability/http_server.h"
+#include "support/prometheus_text.h"
+#include "support/redis_server.h"
+#include "support/spawned_process.h"
+
+namespace relay::testing {
+namespace {
+
+using std::chrono::seconds;
+
+constexpr const char* kTemplate = R"(runtime: exec
+events:
+  - handler: bin/ok.sh
+    pattern: {kind: [order]}
+  - handler: bin/fail.sh
+    pattern: {kind: [order], fail: [true]}
+    retries: 0
+)";
+
+class RelayStartOps : public RedisTest {
+ protected:
+  void SetUp() override {
+    RedisTest::SetUp();
+    apps_.write("shop/template.yaml", kTemplate);
+    apps_.write("shop/bin/ok.sh", "#!/bin/sh\necho \"ok $RELAY_MESSAGE_ID\"\n", 0755);
+    apps_.write("shop/bin/fail.sh", "#!/bin/sh\necho failing >&2\nexit 3\n", 0755);
+  }
+  std::vector<std::string> env() {
+    return {"REDIS_URI=" + server().uri(), "RELAY_APPS=" + apps_.path().string(),
+            "RELAY_RUNTIME=process", "RELAY_HTTP_ADDR=127.0.0.1:0", "RELAY_CONSUMER=ops"};
+  }
+  std::unique_ptr<SpawnedProcess> start(std::vector<std::string> extra = {}) {
+    // getenv() takes the first of duplicate names: an override replaces the default.
+    std::vector<std::string> environment = env();
+    for (const std::string& value : extra) {
+      const std::string name = value.substr(0, value.find('=') + 1);
+      std::erase_if(environment, [&](const std::string& e) { return e.rfind(name, 0) == 0; });
+      environment.push_back(value);
+    }
+    auto relay =
+        std::make_unique<SpawnedProcess>(std::vector<std::string>{RELAY_BINARY, "start"},
+                                         environment, (logs_.path() / "relay.log").string());
+    EXPECT_TRUE(relay->waitForLog("relay started")) << relay->log();
+    std::smatch match;
+    const std::string log = relay->log();
+    if (std::regex_search(log, match, std::regex("http\"?[=:]\"?127\\.0\\.0\\.1:([0-9]+)"))) {
+      address_ = {"127.0.0.1", std::stoi(match[1])};
+    }
+    EXPECT_GT(address_.port, 0) << log;
+    return relay;
+  }
+  std::string xadd(const std::string& event) {
+    auto redis = server().connect();
+    return std::string(*redis->command({"XADD", "events", "*", "event", event})->string());
+  }
+  long long pending() {
+    auto redis = server().connect();
+    auto reply = redis->command({"XPENDING", "events", "relay"});
+    return reply.ok() ? *reply->at(0)->integer() : -1;
+  }
+  observability::HttpGetResponse get(const std::string& path) {
+    auto response = observability::httpGet(address_, path, seconds(10), clock_);
+    EXPECT_TRUE(response.ok()) << path << ": " << response.error().message;
+    return response.ok() ? *response : observability::HttpGetResponse{};
+  }
+  BinaryRun health() { return runRelay({"health"}, {"RELAY_HTTP_ADDR=" + address_.toString()}); }
+
+  SystemClock clock_;
+  TempDir apps_;
+  TempDir logs_;
+  observability::HttpAddress address_;
+};
+
+TEST_F(RelayStartOps, MetricsReflectAScriptedRun) {
+  auto relay = start();
+  xadd(R"({"kind":"order"})");
+  xadd(R"({"kind":"order","fail":true})");
+  xadd(R"({"kind":"nothing"})");
+  xadd("not json");
+  ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return pending() == 0; }, seconds(30)))
+      << relay->log();
+  // The pending gauge is refreshed by the housekeeper every 5 s: wait for a value of 0.
+  std::unique_ptr<PrometheusText> metrics;
+  ASSERT_TRUE(SpawnedProcess::waitUntil(
+      [&] {
+        const auto response = get("/metrics");
+        metrics = std::make_unique<PrometheusText>(response.body);
+        return metrics->ok() && metrics->value("relay_pending_messages") == 0 &&
+               metrics->value("relay_dlq_entries_total", {{"reason", "handler"}}) == 1;
+      },
+      seconds(30)))
+      << (metrics ? metrics->error() : "") << relay->log();
+  const auto response = get("/metrics");
+  EXPECT_EQ(response.status, 200);
+  const PrometheusText& text = *metrics;
+  EXPECT_EQ(text.value("relay_events_total", {{"outcome", "matched"}}), 2);
+  EXPECT_EQ(text.value("relay_events_total", {{"outcome", "unmatched"}}), 1);
+  EXPECT_EQ(text.value("relay_events_total", {{"outcome", "malformed"}}), 1);
+  EXPECT_EQ(text.value("relay_invocations_total",
+                       {{"app", "shop"}, {"handler", "bin/ok.sh"}, {"outcome", "succeeded"}}),
+            2);
+  EXPECT_EQ(text.value("relay_invocations_total",
+                       {{"app", "shop"}, {"handler", "bin/fail.sh"}, {"outcome", "exhausted"}}),
+            1);
+  EXPECT_EQ(text.value("relay_dlq_entries_total", {{"reason", "malformed"}}), 1);
+  EXPECT_EQ(text.value("relay_invocation_duration_seconds_count"), 3);
+  EXPECT_EQ(text.value("relay_inflight_invocations"), 0);
+  EXPECT_EQ(text.value("relay_missing_payload_total"), 0);
+  EXPECT_EQ(text.value("relay_reclaimed_total"), 0);
+
+  EXPECT_EQ(get("/healthz").status, 200);
+  const auto ready = get("/readyz");
+  EXPECT_EQ(ready.status, 200) << ready.body;
+  EXPECT_EQ(get("/nope").status, 404);
+
+  // The same run through the operator commands.
+  const std::vector<std::string> redis_env = {"REDIS_URI=" + server().uri()};
+  const BinaryRun stats = runRelay({"stats", "--json"}, redis_env);
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  const auto rows = nlohmann::json::parse(stats.out);
+  ASSERT_EQ(rows.size(), 3u) << stats.out;  // -/-, shop/bin/fail.sh, shop/bin/ok.sh
+  EXPECT_EQ(rows[0]["dlq"], 1);
+  EXPECT_EQ(rows[1]["failed"], 1);
+  EXPECT_EQ(rows[1]["dlq"], 1);
+  EXPECT_EQ(rows[2]["succeeded"], 2);
+  const BinaryRun dlq = runRelay({"dlq", "ls", "--json"}, redis_env);
+  ASSERT_EQ(dlq.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(dlq.out).size(), 2u);
+
+  relay->signal(SIGTERM);
+  const int status = relay->wait();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+TEST_F(RelayStartOps, HealthFlipsWhileRedisIsStoppedAndStartedAgain) {
+  auto relay = start();
+  ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return health().exit_code == 0; }, seconds(30)))
+      << relay->log();
+  BinaryRun run = health();
+  EXPECT_EQ(run.out, "healthy: ok (" + address_.toString() + ")\n");
+  ASSERT_TRUE(server().stop().ok());
+  ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return health().exit_code == 1; }, seconds(30)))
+      << relay->log();
+  run = health();
+  EXPECT_NE(run.err.find("unhealthy (HTTP 503 from " + address_.toString() + ")"),
+            std::string::npos)
+      << run.err;
+  EXPECT_TRUE(SpawnedProcess::waitUntil([&] { return get("/readyz").status == 503; }, seconds(30)));
+  ASSERT_TRUE(server().start().ok());
+  ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return health().exit_code == 0; }, seconds(60)))
+      << relay->log();
+  // The worker recreated the group on the empty restarted server: ready again.
+  EXPECT_TRUE(SpawnedProcess::waitUntil([&] { return get("/readyz").status == 200; }, seconds(30)));
+  relay->signal(SIGTERM);
+  EXPECT_NE(relay->wait(), -1);
+}
+
+TEST_F(RelayStartOps, ReadyzNeedsALoadedApp) {
+  TempDir empty;
+  auto relay = start({"RELAY_APPS=" + empty.path().string()});
+  ASSERT_TRUE(
+      SpawnedProcess::waitUntil([&] { return get("/healthz").status == 200; }, seconds(30)));
+  const auto ready = get("/readyz");
+  EXPECT_EQ(ready.status, 503);
+  EXPECT_NE(ready.body.find("no app loaded from " + empty.path().string()), std::string::npos)
+      << ready.body;
+}
+
+TEST_F(RelayStartOps, ABusyHttpAddressIsAClearStartupError) {
+  auto busy = observability::HttpServer::create({"127.0.0.1", 0}, {}, clock_);
+  ASSERT_TRUE(busy.ok());
+  const std::string addr = (*busy)->address().toString();
+  SpawnedProcess relay({RELAY_BINARY, "start"},
+                       {"REDIS_URI=" + server().uri(), "RELAY_APPS=" + apps_.path().string(),
+                        "RELAY_RUNTIME=process", "RELAY_HTTP_ADDR=" + addr},
+                       (logs_.path() / "busy.log").string());
+  const int status = relay.wait();
+  ASSERT_TRUE(WIFEXITED(status)) << relay.log();
+  EXPECT_EQ(WEXITSTATUS(status), 1);
+  EXPECT_NE(relay.log().find("relay start: RELAY_HTTP_ADDR=" + addr + ": cannot listen on " + addr),
+            std::string::npos)
+      << relay.log();
+  auto redis = server().connect();
+  EXPECT_EQ(*redis->command({"EXISTS", "events"})->integer(), 0);  // never read Redis
+}
+
+TEST_F(RelayStartOps, AMalformedHttpAddressIsAUsageError) {
+  const BinaryRun run =
+      runRelay({"start"}, {"REDIS_URI=" + server().uri(), "RELAY_APPS=" + apps_.path().string(),
+                           "RELAY_HTTP_ADDR=localhost"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_NE(run.err.find("RELAY_HTTP_ADDR"), std::string::npos) << run.err;
+}
+
+TEST_F(RelayStartOps, JsonLogsAreOneObjectPerLine) {
+  auto relay = start({"RELAY_LOG_FORMAT=json"});
+  const std::string id = xadd(R"({"kind":"order"})");
+  ASSERT_TRUE(relay->waitForLog("invocation succeeded")) << relay->log();
+  relay->signal(SIGTERM);
+  relay->wait();
+  std::istringstream lines(relay->log());
+  std::string line;
+  int succeeded = 0;
+  int output = 0;
+  while (std::getline(lines, line)) {
+    nlohmann::json record;
+    ASSERT_NO_THROW(record = nlohmann::json::parse(line)) << line;
+    ASSERT_TRUE(record.contains("time") && record.contains("level") && record.contains("message"))
+        << line;
+    if (record["message"] == "invocation succeeded") {
+      ++succeeded;
+      EXPECT_EQ(record["message_id"], id);
+      EXPECT_EQ(record["app"], "shop");
+      EXPECT_EQ(record["handler"], "bin/ok.sh");
+      EXPECT_EQ(record["attempt"], "1");
+      EXPECT_EQ(record["outcome"], "succeeded");
+      EXPECT_TRUE(record.contains("duration"));
+    }
+    if (record["level"] == "output" && record["message"] == "[shop/bin/ok.sh] ok " + id) ++output;
+  }
+  EXPECT_EQ(succeeded, 1) << relay->log();
+  EXPECT_EQ(output, 1) << relay->log();
+}
+
+}  // namespace
+}  // namespace relay::testing

@@ -1,0 +1,326 @@
+// The HTTP server behind /metrics, /healthz and /readyz, over real loopback sockets: GET only,
+// 404 for unknown paths, request limits, deadlines on the injected clock.
+#include "observability/http_server.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <string>
+#include <thread>
+
+#include "common/system_clock.h"
+#include "fakes/fake_clock.h"
+#include "observability/http_client.h"
+
+namespace relay::observability {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+/// A raw TCP client: sends bytes as given and reads until the server closes (bounded by a
+/// real-time receive timeout, so a hung server fails the test instead of hanging it).
+class RawClient {
+ public:
+  explicit RawClient(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval timeout{10, 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) != 0) {
+      throw std::runtime_error("connect failed");
+    }
+  }
+  ~RawClient() { ::close(fd_); }
+  void send(const std::string& bytes) {
+    ASSERT_EQ(::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(bytes.size()));
+  }
+  /// Everything until EOF; "<timeout>" if the server kept the connection open too long.
+  std::string readAll() {
+    std::string out;
+    char buffer[4096];
+    while (true) {
+      const ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n == 0) return out;
+      if (n < 0) return errno == EAGAIN ? "<timeout>" : out;
+      out.append(buffer, static_cast<std::size_t>(n));
+    }
+  }
+
+ private:
+  int fd_;
+};
+
+class HttpServerTest : public ::testing::Test {
+ protected:
+  void start(HttpServerSettings settings = {}, Clock* clock = nullptr) {
+    auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock ? *clock : clock_);
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    server_ = std::move(created).value();
+    server_->handle("/metrics", [] {
+      return HttpReply{200, "relay_up 1\n", "text/plain; version=0.0.4; charset=utf-8"};
+    });
+    server_->handle("/healthz", [this] { return HttpReply{health_.load(), "reason\n"}; });
+    server_->handle("/boom", []() -> HttpReply { throw std::runtime_error("handler bug"); });
+    ASSERT_TRUE(server_->start().ok());
+  }
+  int port() const { return server_->address().port; }
+  std::string exchange(const std::string& request) {
+    RawClient client(port());
+    client.send(request);
+    return client.readAll();
+  }
+
+  SystemClock clock_;
+  std::atomic<int> health_{200};
+  std::unique_ptr<HttpServer> server_;
+};
+
+TEST_F(HttpServerTest, PortZeroBindsAFreePortThatIsReportedBack) {
+  start();
+  EXPECT_GT(port(), 0);
+  EXPECT_EQ(server_->address().host, "127.0.0.1");
+}
+
+TEST_F(HttpServerTest, ServesARegisteredPathWithLengthTypeAndClose) {
+  start();
+  const std::string response = exchange("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(response.rfind("HTTP/1.1 200 OK\r\n", 0), 0u) << response;
+  EXPECT_NE(response.find("Content-Type: text/plain; version=0.0.4; charset=utf-8\r\n"),
+            std::string::npos);
+  EXPECT_NE(response.find("Content-Length: 11\r\n"), std::string::npos);
+  EXPECT_NE(response.find("Connection: close\r\n"), std::string::npos);
+  EXPECT_EQ(response.substr(response.size() - 11), "relay_up 1\n");
+}
+
+TEST_F(HttpServerTest, TheHandlerDecidesTheStatus) {
+  start();
+  health_ = 503;
+  auto response = httpGet(server_->address(), "/healthz", seconds(10), clock_);
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(response->status, 503);
+  EXPECT_EQ(response->body, "reason\n");
+  health_ = 200;
+  response = httpGet(server_->address(), "/healthz", seconds(10), clock_);
+  ASSERT_TRUE(response.ok());
+  EXPECT_EQ(response->status, 200);
+}
+
+TEST_F(HttpServerTest, UnknownPathIs404) {
+  start();
+  EXPECT_EQ(exchange("GET /nope HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0), 0u);
+  EXPECT_EQ(exchange("GET /metrics/ HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0), 0u);
+}
+
+TEST_F(HttpServerTest, QueryStringsAreIgnored) {
+  start();
+  EXPECT_EQ(exchange("GET /metrics?x=1 HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200 ", 0), 0u);
+}
+
+TEST_F(HttpServerTest, AbsoluteFormTargetsAreServedByTheirPath) {
+  start();
+  EXPECT_EQ(exchange("GET http://localhost:1/metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200 ", 0),
+            0u);
+}
+
+TEST_F(HttpServerTest, EveryMethodButGetIs405WithAllow) {
+  start();
+  for (const char* method : {"POST", "PUT", "DELETE", "HEAD", "OPTIONS", "PATCH"}) {
+    const std::string response =
+        exchange(std::string(method) + " /metrics HTTP/1.1\r\nContent-Length: 0\r\n\r\n");
+    EXPECT_EQ(response.rfind("HTTP/1.1 405 ", 0), 0u) << method << ": " << response;
+    EXPECT_NE(response.find("Allow: GET\r\n"), std::string::npos);
+  }
+}
+
+TEST_F(HttpServerTest, MalformedRequestsAre400) {
+  start();
+  for (const std::string request :
+       {"GARBAGE\r\n\r\n", "GET /metrics\r\n\r\n", "GET  /metrics HTTP/1.1\r\n\r\n",
+        "GET metrics HTTP/1.1\r\n\r\n", "GET /metrics HTTP/1.1\r\nNoColon\r\n\r\n",
+        "GET /metrics HTTP/1.1\r\nBad Name: x\r\n\r\n",
+        "GET /metrics HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", "G(T /metrics HTTP/1.1\r\n\r\n"}) {
+    EXPECT_EQ(exchange(request).rfind("HTTP/1.1 400 ", 0), 0u) << request;
+  }
+}
+
+TEST_F(HttpServerTest, OtherHttpVersionsAre505) {
+  start();
+  EXPECT_EQ(exchange("GET /metrics HTTP/2.0\r\n\r\n").rfind("HTTP/1.1 505 ", 0), 0u);
+}
+
+TEST_F(HttpServerTest, Http10AndBareLineFeedsAreAccepted) {
+  start();
+  EXPECT_EQ(exchange("GET /metrics HTTP/1.0\n\n").rfind("HTTP/1.1 200 ", 0), 0u);
+}
+
+TEST_F(HttpServerTest, ARequestArrivingByteByByteIsServed) {
+  start();
+  RawClient client(port());
+  for (char c : std::string("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")) {
+    client.send(std::string(1, c));
+  }
+  EXPECT_EQ(client.readAll().rfind("HTTP/1.1 200 ", 0), 0u);
+}
+
+TEST_F(HttpServerTest, AnOversizedHeadIs431) {
+  HttpServerSettings settings;
+  settings.max_request_bytes = 256;
+  start(settings);
+  const std::string response =
+      exchange("GET /metrics HTTP/1.1\r\nX-Pad: " + std::string(1000, 'a') + "\r\n\r\n");
+  EXPECT_EQ(response.rfind("HTTP/1.1 431 ", 0), 0u) << response;
+}
+
+TEST_F(HttpServerTest, AnOversizedHeadWithoutEndIs431Too) {
+  HttpServerSettings settings;
+  settings.max_request_bytes = 256;
+  start(settings);
+  RawClient client(port());
+  client.send("GET /metrics HTTP/1.1\r\nX-Pad: " + std::string(1000, 'a'));
+  EXPECT_EQ(client.readAll().rfind("HTTP/1.1 431 ", 0), 0u);
+}
+
+TEST_F(HttpServerTest, TooManyHeadersAre431) {
+  HttpServerSettings settings;
+  settings.max_headers = 4;
+  start(settings);
+  std::string request = "GET /metrics HTTP/1.1\r\n";
+  for (int i = 0; i < 5; ++i) request += "X-H" + std::to_string(i) + ": v\r\n";
+  EXPECT_EQ(exchange(request + "\r\n").rfind("HTTP/1.1 431 ", 0), 0u);
+}
+
+TEST_F(HttpServerTest, AThrowingHandlerIs500AndTheServerKeepsServing) {
+  start();
+  const std::string response = exchange("GET /boom HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(response.rfind("HTTP/1.1 500 ", 0), 0u);
+  EXPECT_NE(response.find("handler bug"), std::string::npos);
+  EXPECT_EQ(exchange("GET /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200 ", 0), 0u);
+}
+
+TEST_F(HttpServerTest, AnIdleConnectionIsClosedAtTheDeadlineOfTheInjectedClock) {
+  relay::testing::FakeClock clock;
+  HttpServerSettings settings;
+  settings.request_timeout = seconds(5);
+  start(settings, &clock);
+  RawClient idle(port());
+  idle.send("GET /metrics HTTP/1.1\r\n");  // never finished
+  // Other clients are served meanwhile: one slow client does not hold the server.
+  EXPECT_EQ(exchange("GET /metrics HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200 ", 0), 0u);
+  clock.advance(seconds(6));
+  EXPECT_EQ(idle.readAll(), "");  // closed without an answer, well before the 10 s read bound
+}
+
+TEST_F(HttpServerTest, ConnectionsBeyondTheLimitAreClosedAtOnce) {
+  HttpServerSettings settings;
+  settings.max_connections = 2;
+  start(settings);
+  RawClient first(port());
+  RawClient second(port());
+  first.send("GET /metrics HTTP/1.1\r\n");
+  second.send("GET /metrics HTTP/1.1\r\n");
+  RawClient third(port());
+  third.send("GET /metrics HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(third.readAll(), "");
+  first.send("\r\n");
+  EXPECT_EQ(first.readAll().rfind("HTTP/1.1 200 ", 0), 0u);
+}
+
+TEST_F(HttpServerTest, StopIsIdempotentAndEndsServing) {
+  start();
+  server_->stop();
+  server_->stop();
+  const HttpAddress address = server_->address();
+  server_.reset();
+  auto response = httpGet(address, "/metrics", seconds(5), clock_);
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().kind, ErrorKind::kUnavailable);
+}
+
+TEST_F(HttpServerTest, BindingABusyPortFailsNamingTheAddress) {
+  start();
+  auto second = HttpServer::create({"127.0.0.1", port()}, {}, clock_);
+  ASSERT_FALSE(second.ok());
+  EXPECT_EQ(second.error().kind, ErrorKind::kUnavailable);
+  EXPECT_NE(second.error().message.find("127.0.0.1:" + std::to_string(port())), std::string::npos);
+  EXPECT_NE(second.error().message.find("in use"), std::string::npos) << second.error().message;
+}
+
+TEST_F(HttpServerTest, ANonLocalAddressFailsToBind) {
+  auto created = HttpServer::create({"192.0.2.1", 0}, {}, clock_);  // TEST-NET-1
+  ASSERT_FALSE(created.ok());
+  EXPECT_NE(created.error().message.find("192.0.2.1:0"), std::string::npos);
+}
+
+TEST_F(HttpServerTest, ServesOnIpv6Loopback) {
+  auto created = HttpServer::create({"::1", 0}, {}, clock_);
+  if (!created.ok()) GTEST_SKIP() << "no IPv6 loopback here: " << created.error().message;
+  (*created)->handle("/healthz", [] { return HttpReply{200, "ok\n"}; });
+  ASSERT_TRUE((*created)->start().ok());
+  EXPECT_EQ((*created)->address().toString(),
+            "[::1]:" + std::to_string((*created)->address().port));
+  auto response = httpGet((*created)->address(), "/healthz", seconds(10), clock_);
+  ASSERT_TRUE(response.ok()) << response.error().message;
+  EXPECT_EQ(response->body, "ok\n");
+}
+
+TEST(HttpGet, NothingListeningIsUnavailable) {
+  SystemClock clock;
+  // Bind a port, then close it: nothing listens there now.
+  auto server = HttpServer::create({"127.0.0.1", 0}, {}, clock);
+  ASSERT_TRUE(server.ok());
+  const HttpAddress address = (*server)->address();
+  server->reset();
+  auto response = httpGet(address, "/healthz", seconds(5), clock);
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().kind, ErrorKind::kUnavailable);
+  EXPECT_NE(response.error().message.find(address.toString()), std::string::npos);
+}
+
+TEST(HttpGet, AServerThatNeverAnswersTimesOut) {
+  SystemClock clock;
+  auto server = HttpServer::create({"127.0.0.1", 0}, {}, clock);  // listening, never started
+  ASSERT_TRUE(server.ok());
+  auto response = httpGet((*server)->address(), "/healthz", milliseconds(200), clock);
+  ASSERT_FALSE(response.ok());
+  EXPECT_EQ(response.error().kind, ErrorKind::kTimeout);
+}
+
+TEST(HttpAddressParse, AcceptsHostPortAndBracketedIpv6) {
+  auto v4 = parseHttpAddress("127.0.0.1:9464");
+  ASSERT_TRUE(v4.ok());
+  EXPECT_EQ(v4->host, "127.0.0.1");
+  EXPECT_EQ(v4->port, 9464);
+  auto v6 = parseHttpAddress("[::1]:0");
+  ASSERT_TRUE(v6.ok());
+  EXPECT_EQ(v6->host, "::1");
+  EXPECT_EQ(v6->port, 0);
+  EXPECT_EQ(v6->toString(), "[::1]:0");
+  auto name = parseHttpAddress("localhost:80");
+  ASSERT_TRUE(name.ok());
+  EXPECT_EQ(name->toString(), "localhost:80");
+}
+
+TEST(HttpAddressParse, RejectsWhatIsNotHostColonPort) {
+  for (const char* bad :
+       {"", "9464", ":9464", "host:", "host:http", "host:-1", "host:65536", "::1:9464", "[::1]",
+        "[::1]9464", "[127.0.0.1]:80", "[::1:80", "host name:80", "host/x:80"}) {
+    auto parsed = parseHttpAddress(bad);
+    EXPECT_FALSE(parsed.ok()) << bad;
+    if (!parsed.ok()) {
+      EXPECT_NE(parsed.error().message.find("expected host:port"), std::string::npos);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace relay::observability

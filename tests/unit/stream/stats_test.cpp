@@ -1,0 +1,64 @@
+// The persisted statistics' field format (relay.md section 5): written by StatsRecorder, read
+// back by `relay stats`.
+#include <gtest/gtest.h>
+
+#include "stream/stats_recorder.h"
+
+namespace relay::stream {
+namespace {
+
+TEST(StatsField, IsAppSlashHandlerColonCounter) {
+  EXPECT_EQ(statsField("users", "bin/on-insert.sh", kStatsSucceeded),
+            "users/bin/on-insert.sh:succeeded");
+}
+
+TEST(ParseStats, GroupsCountersPerHandlerSortedByAppThenHandler) {
+  const auto rows = parseStats({{"orders/b.fn:failed", "2"},
+                                {"users/a.fn:succeeded", "5"},
+                                {"orders/a.fn:succeeded", "1"},
+                                {"orders/b.fn:dlq", "1"},
+                                {"orders/b.fn:duration_seconds", "1.5"},
+                                {"orders/b.fn:succeeded", "3"}});
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].app, "orders");
+  EXPECT_EQ(rows[0].handler, "a.fn");
+  EXPECT_EQ(rows[1].handler, "b.fn");
+  EXPECT_EQ(rows[1].succeeded, 3);
+  EXPECT_EQ(rows[1].failed, 2);
+  EXPECT_EQ(rows[1].dead_lettered, 1);
+  EXPECT_DOUBLE_EQ(rows[1].duration_seconds, 1.5);
+  EXPECT_EQ(rows[1].runs(), 5);
+  EXPECT_EQ(rows[2].app, "users");
+}
+
+TEST(ParseStats, HandlerPathsMayHoldSlashesAndColons) {
+  const auto rows = parseStats({{"app/bin/x:y.sh:failed", "4"}});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].app, "app");
+  EXPECT_EQ(rows[0].handler, "bin/x:y.sh");
+  EXPECT_EQ(rows[0].failed, 4);
+}
+
+TEST(ParseStats, MalformedMessagesCountUnderDashes) {
+  const auto rows = parseStats({{"-/-:dlq", "7"}});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].app, "-");
+  EXPECT_EQ(rows[0].handler, "-");
+  EXPECT_EQ(rows[0].dead_lettered, 7);
+}
+
+TEST(ParseStats, SkipsUnknownCountersAndUnparsableValues) {
+  const auto rows = parseStats({{"a/h:succeeded", "x"},
+                                {"a/h:future_counter", "3"},
+                                {"no-slash:failed", "1"},
+                                {"a/h", "1"},
+                                {"a/h:duration_seconds", "1.5s"},
+                                {"a/h:failed", "2"}});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].succeeded, 0);
+  EXPECT_EQ(rows[0].failed, 2);
+  EXPECT_DOUBLE_EQ(rows[0].duration_seconds, 0);
+}
+
+}  // namespace
+}  // namespace relay::stream
