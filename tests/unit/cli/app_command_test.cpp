@@ -101,8 +101,7 @@ TEST_F(AppCommand, LsRejectsAnUnknownRuntime) {
 }
 
 TEST_F(AppCommand, InspectShowsTheEffectiveConfiguration) {
-  const auto result =
-      run({"app", "inspect", "good", "--apps", root(), "--runtime", "process"});
+  const auto result = run({"app", "inspect", "good", "--apps", root(), "--runtime", "process"});
   ASSERT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out,
             "name:         good\n"
