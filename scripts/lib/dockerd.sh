@@ -193,7 +193,7 @@ build_docker_test_images() {
   work=$(mktemp -d "${TMPDIR:-/tmp}/relay-images.XXXXXX")
   for kind in exec python3 node; do
     case "$kind" in
-      exec) fingerprint="$RELAY_TEST_IMAGE_RECIPE/$(busybox 2>&1 | head -n 1)" ;;
+      exec) fingerprint="$RELAY_TEST_IMAGE_RECIPE/$({ busybox 2>&1 || true; } | sed -n 1p)" ;;
       python3) fingerprint="$RELAY_TEST_IMAGE_RECIPE/$(/usr/bin/python3 --version 2>&1)" ;;
       node) fingerprint="$RELAY_TEST_IMAGE_RECIPE/node $(node --version 2>&1)" ;;
     esac
