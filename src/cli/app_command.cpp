@@ -12,6 +12,7 @@
 #include "cli/app_flags.h"
 #include "cli/command.h"
 #include "cli/loaded_apps.h"
+#include "cli/table.h"
 #include "common/duration.h"
 #include "common/rfc3339.h"
 #include "common/size.h"
@@ -95,19 +96,7 @@ void runLs(const LsOptions& options, CommandContext& context) {
          entry.app ? std::to_string(entry.app->schedules.size()) : "-", yesNo(entry.status.loaded),
          yesNo(entry.status.available), entry.status.reason});
   }
-  std::vector<std::size_t> widths(rows.front().size(), 0);
-  for (const auto& row : rows) {
-    for (std::size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
-  }
-  for (const auto& row : rows) {
-    std::string line;
-    for (std::size_t i = 0; i < row.size(); ++i) {
-      line += row[i];
-      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
-    }
-    while (!line.empty() && line.back() == ' ') line.pop_back();
-    context.out << line << "\n";
-  }
+  printTable(context.out, rows);
   if (snapshot->apps().empty()) {
     context.err << "note: no directory in " << snapshot->root().string()
                 << " holds a template.yaml\n";

@@ -13,6 +13,14 @@ end
 local function retained(key)
   return redis.call('HEXISTS', key, 'relay:retained') == 1
 end
+-- The attempt number when `field` is claimed by `token`, else nil (a stale or unknown claim).
+local function claimedAttempt(key, field, token)
+  local marker = redis.call('HGET', key, field)
+  if not marker then return nil end
+  local p = split(marker)
+  if p[1] ~= 'running' or p[3] ~= token then return nil end
+  return tonumber(p[2])
+end
 )LUA";
 
 constexpr const char* kTryStart = R"LUA(
@@ -54,11 +62,8 @@ constexpr const char* kComplete = R"LUA(
 local key, field, token, outcome = KEYS[1], ARGV[1], ARGV[2], ARGV[3]
 local next_at, max_attempts = ARGV[4], tonumber(ARGV[5])
 if retained(key) then return 'retained' end
-local marker = redis.call('HGET', key, field)
-if not marker then return 'stale' end
-local p = split(marker)
-if p[1] ~= 'running' or p[3] ~= token then return 'stale' end
-local attempt = tonumber(p[2])
+local attempt = claimedAttempt(key, field, token)
+if not attempt then return 'stale' end
 if outcome == 'succeeded' then
   redis.call('HSET', key, field, 'succeeded:' .. attempt)
   return 'succeeded'
@@ -74,11 +79,8 @@ return 'failed'
 constexpr const char* kRelease = R"LUA(
 local key, field, token = KEYS[1], ARGV[1], ARGV[2]
 if retained(key) then return 'retained' end
-local marker = redis.call('HGET', key, field)
-if not marker then return 'stale' end
-local p = split(marker)
-if p[1] ~= 'running' or p[3] ~= token then return 'stale' end
-local attempt = tonumber(p[2])
+local attempt = claimedAttempt(key, field, token)
+if not attempt then return 'stale' end
 if attempt <= 1 then
   redis.call('HDEL', key, field)
 else
