@@ -187,7 +187,7 @@ class Decoder {
     detail::Node* tape = event_.tape_.get();
     std::uint32_t count = 0;
 
-    const auto push = [&](Type type) __attribute__((always_inline))->detail::Node& {
+    const auto push = [&](detail::Node node) __attribute__((always_inline)) {
       if (count == capacity) {
         capacity *= 2;
         auto grown = std::make_unique_for_overwrite<detail::Node[]>(capacity);
@@ -195,11 +195,7 @@ class Decoder {
         event_.tape_ = std::move(grown);
         tape = event_.tape_.get();
       }
-      detail::Node& node = tape[count++];
-      node.type = type;
-      node.escaped = false;
-      node.size = 0;
-      return node;
+      tape[count++] = node;
     };
 
     // A string at p (the opening quote); the cursor after its closing quote, or nullptr.
@@ -218,15 +214,19 @@ class Decoder {
           continue;
         }
         if (c == '\\') {
-          detail::Node& node = push(Type::kString);
-          return escapedString(start, at, node);
+          const std::uint32_t self = count;
+          push(detail::Node{});
+          at = escapedString(start, at, tape[self]);
+          return at;
         }
         return fail(at, at >= end_ ? "unterminated string"
                                    : "control character in a string; it must be escaped");
       }
-      detail::Node& node = push(Type::kString);
-      node.offset = static_cast<std::uint32_t>(start - begin_);
-      node.size = static_cast<std::uint32_t>(at - start);
+      if (static_cast<std::size_t>(at - start) > detail::Node::kMaxSize) {
+        return fail(start, "string too large");
+      }
+      push(detail::Node::make(Type::kString, false, static_cast<std::uint32_t>(at - start),
+                              static_cast<std::uint32_t>(start - begin_)));
       return at + 1;
     };
 
@@ -253,9 +253,11 @@ class Decoder {
         if (!isDigit(*at)) return fail(at, "invalid number; expected a digit in the exponent");
         while (isDigit(*at)) ++at;
       }
-      detail::Node& node = push(Type::kNumber);
-      node.offset = static_cast<std::uint32_t>(start - begin_);
-      node.size = static_cast<std::uint32_t>(at - start);
+      if (static_cast<std::size_t>(at - start) > detail::Node::kMaxSize) {
+        return fail(start, "number too long");
+      }
+      push(detail::Node::make(Type::kNumber, false, static_cast<std::uint32_t>(at - start),
+                              static_cast<std::uint32_t>(start - begin_)));
       return at;
     };
 
@@ -264,14 +266,15 @@ class Decoder {
                           __attribute__((always_inline))
                               ->const char* {
       if (std::memcmp(at, text, length) != 0) return fail(at, "invalid literal");
-      push(type);
+      push(detail::Node::make(type, false, 0, 0));
       return at + length;
     };
 
-    const auto close = [&](const Open& open) __attribute__((always_inline)) {
-      detail::Node& node = tape[open.node];
-      node.size = open.count;
-      node.end = count;
+    const auto close = [&](const Open& open) __attribute__((always_inline))->bool {
+      if (open.count > detail::Node::kMaxSize) return false;
+      tape[open.node] =
+          detail::Node::make(open.object ? Type::kObject : Type::kArray, false, open.count, count);
+      return true;
     };
 
   value:
@@ -281,11 +284,11 @@ class Decoder {
         if (depth == kMaxDepth) return fail(p, "nested deeper than 64 levels");
         const bool object = *p == '{';
         stack[depth++] = {count, 0, object};
-        push(object ? Type::kObject : Type::kArray);
+        push(detail::Node{});  // completed by close()
         p = skipSpace(p + 1);
         if (*p == (object ? '}' : ']')) {
           ++p;
-          close(stack[--depth]);
+          close(stack[--depth]);  // an empty container always fits
           goto after_value;
         }
         if (object) goto key;
@@ -337,8 +340,8 @@ class Decoder {
         goto value;
       }
       if (*p == (open.object ? '}' : ']')) {
+        if (!close(open)) return fail(p, "too many members or elements in one container");
         ++p;
-        close(open);
         --depth;
         goto after_value;
       }
@@ -430,12 +433,12 @@ class Decoder {
       }
       at += 2;
     }
-    if (out.size() >= std::numeric_limits<std::uint32_t>::max()) {
+    if (out.size() >= std::numeric_limits<std::uint32_t>::max() ||
+        out.size() - offset > detail::Node::kMaxSize) {
       return fail(at, "string too large");
     }
-    node.escaped = true;
-    node.offset = static_cast<std::uint32_t>(offset);
-    node.size = static_cast<std::uint32_t>(out.size() - offset);
+    node = detail::Node::make(Type::kString, true, static_cast<std::uint32_t>(out.size() - offset),
+                              static_cast<std::uint32_t>(offset));
     return at + 1;
   }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <iterator>
 #include <memory>
@@ -21,20 +22,30 @@ inline constexpr int kMaxDepth = 64;
 
 namespace detail {
 
-// One entry of the flat, pre-order tape an event decodes into. An object is followed by its
-// members, each a key (kString) then the value's subtree; an array by its elements. Trivial,
-// so the tape is allocated without being cleared first.
+// One entry of the flat, pre-order tape an event decodes into: 8 bytes, written with one
+// store. An object is followed by its members, each a key (kString) then the value's subtree;
+// an array by its elements. Trivial, so the tape is allocated without being cleared first.
 struct Node {
-  Type type;
-  bool escaped;        // kString: text is in Event::unescaped_, not in the raw bytes
-  std::uint32_t size;  // kString, kNumber: bytes of text; kArray: elements; kObject: members
-  union {
-    std::uint32_t offset;  // kString, kNumber: start of the text (a number's JSON token)
-    std::uint32_t end;     // kArray/kObject: index of the first node after the container
-  };
+  static constexpr std::uint32_t kMaxSize = (1u << 28) - 1;
+
+  std::uint32_t meta;   // bits 0-2: Type; bit 3: text escaped; bits 4-31: size
+  std::uint32_t where;  // kString, kNumber: start of the text; kArray, kObject: end
+
+  static Node make(Type type, bool escaped, std::uint32_t size, std::uint32_t where) {
+    return {static_cast<std::uint32_t>(type) | (escaped ? 8u : 0u) | (size << 4), where};
+  }
+  Type type() const { return static_cast<Type>(meta & 7u); }
+  // kString: the text is in Event::unescaped_, not in the raw bytes.
+  bool escaped() const { return (meta & 8u) != 0; }
+  // kString, kNumber: bytes of text; kArray: elements; kObject: members.
+  std::uint32_t size() const { return meta >> 4; }
+  bool container() const { return (meta & 7u) >= static_cast<std::uint32_t>(Type::kArray); }
+  // kArray, kObject: index of the first node after the container.
+  std::uint32_t end() const { return where; }
+  std::uint32_t offset() const { return where; }
 };
 
-double parseJsonNumber(std::string_view text);
+double parseJsonNumber(std::string_view text);  // number.h
 
 }  // namespace detail
 
@@ -44,7 +55,7 @@ class Event;
 /// came from is alive and not moved from.
 class Value {
  public:
-  Type type() const { return node().type; }
+  Type type() const { return node().type(); }
   bool isObject() const { return type() == Type::kObject; }
   bool isArray() const { return type() == Type::kArray; }
   bool isString() const { return type() == Type::kString; }
@@ -56,7 +67,10 @@ class Value {
   std::string_view string() const;
   /// A number as a double, converted on each call: integers beyond 2^53 are rounded,
   /// magnitudes beyond the double range are ±infinity.
-  double number() const { return detail::parseJsonNumber(text()); }
+  double number() const {
+    assert(isNumber() && "Value::number() on a non-number");
+    return detail::parseJsonNumber(text());
+  }
   bool boolean() const { return type() == Type::kTrue; }
   /// Members of an object or elements of an array; 0 for scalars.
   std::size_t size() const;
@@ -98,13 +112,14 @@ class Value::Iterator {
   Value operator*() const { return Value(event_, object_ ? index_ + 1 : index_); }
   std::string_view key() const {
     const detail::Node& key = tape_[index_];
-    return object_ ? std::string_view((key.escaped ? unescaped_ : raw_) + key.offset, key.size)
-                   : std::string_view();
+    return object_
+               ? std::string_view((key.escaped() ? unescaped_ : raw_) + key.offset(), key.size())
+               : std::string_view();
   }
   Iterator& operator++() {
     const std::uint32_t at = object_ ? index_ + 1 : index_;
     const detail::Node& value = tape_[at];
-    index_ = value.type == Type::kArray || value.type == Type::kObject ? value.end : at + 1;
+    index_ = value.container() ? value.end() : at + 1;
     return *this;
   }
   bool operator==(const Iterator& other) const { return index_ == other.index_; }
@@ -133,6 +148,7 @@ struct Value::Range {
 /// be shared across threads.
 class Event {
  public:
+  /// An empty event, only to be assigned to: decode() makes the usable ones.
   Event() = default;
   Event(Event&&) noexcept = default;
   Event& operator=(Event&&) noexcept = default;
@@ -177,7 +193,8 @@ inline constexpr std::size_t kDecodePadding = 16;
 
 /// Parses an event: RFC 8259 JSON whose top level is an object, valid UTF-8 (escapes included:
 /// a lone surrogate is invalid), nested at most kMaxDepth deep. Numbers of any size parse (as
-/// doubles; out-of-range magnitudes become ±infinity). Errors are kInvalidArgument with the
+/// doubles; out-of-range magnitudes become ±infinity). A single string, number or container
+/// may hold up to 2^28 - 1 bytes or members. Errors are kInvalidArgument with the
 /// byte offset and what was expected.
 Result<Event> decode(std::string raw);
 
@@ -187,30 +204,34 @@ inline const detail::Node& Value::node() const { return event_->tape_[index_]; }
 
 inline std::uint32_t Value::next() const {
   const detail::Node& n = node();
-  return n.type == Type::kArray || n.type == Type::kObject ? n.end : index_ + 1;
+  return n.container() ? n.end() : index_ + 1;
 }
 
-inline std::string_view Value::string() const { return text(); }
+inline std::string_view Value::string() const {
+  assert(isString() && "Value::string() on a non-string");
+  return text();
+}
 
 inline std::string_view Value::text() const {
   const detail::Node& n = node();
-  const std::string& text = n.escaped ? event_->unescaped_ : event_->raw_;
-  return std::string_view(text.data() + n.offset, n.size);
+  const std::string& text = n.escaped() ? event_->unescaped_ : event_->raw_;
+  return std::string_view(text.data() + n.offset(), n.size());
 }
 
 inline std::size_t Value::size() const {
   const detail::Node& n = node();
-  return n.type == Type::kArray || n.type == Type::kObject ? n.size : 0;
+  return n.container() ? n.size() : 0;
 }
 
 inline Value::Range Value::members() const {
   const std::uint32_t first = isObject() ? index_ + 1 : index_;
-  return {Iterator(event_, first, true), Iterator(event_, isObject() ? node().end : first, true)};
+  return {Iterator(event_, first, true), Iterator(event_, isObject() ? node().end() : first, true)};
 }
 
 inline Value::Range Value::elements() const {
   const std::uint32_t first = isArray() ? index_ + 1 : index_;
-  return {Iterator(event_, first, false), Iterator(event_, isArray() ? node().end : first, false)};
+  return {Iterator(event_, first, false),
+          Iterator(event_, isArray() ? node().end() : first, false)};
 }
 
 inline Value::Iterator::Iterator(const Event* event, std::uint32_t index, bool object)
@@ -223,18 +244,19 @@ inline Value::Iterator::Iterator(const Event* event, std::uint32_t index, bool o
 
 inline std::optional<Value> Value::find(std::string_view key) const {
   const detail::Node* tape = event_->tape_.get();
-  if (tape[index_].type != Type::kObject) return std::nullopt;
-  const std::uint32_t end = tape[index_].end;
+  if (tape[index_].type() != Type::kObject) return std::nullopt;
+  const std::uint32_t end = tape[index_].end();
   std::uint32_t at = index_ + 1;
   while (at < end) {
     const detail::Node& name = tape[at];
-    if (name.size == key.size() &&
-        std::string_view((name.escaped ? event_->unescaped_ : event_->raw_).data() + name.offset,
-                         name.size) == key) {
+    if (name.size() == key.size() &&
+        std::string_view(
+            (name.escaped() ? event_->unescaped_ : event_->raw_).data() + name.offset(),
+            name.size()) == key) {
       return Value(event_, at + 1);
     }
     const detail::Node& value = tape[at + 1];
-    at = value.type == Type::kArray || value.type == Type::kObject ? value.end : at + 2;
+    at = value.container() ? value.end() : at + 2;
   }
   return std::nullopt;
 }

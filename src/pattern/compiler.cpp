@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "event/event.h"
 #include "pattern/now_expression.h"
 #include "pattern/operator_names.h"
 #include "pattern/pattern.h"
@@ -72,6 +73,13 @@ class Compiler {
   // A map whose keys are field names (the pattern's top level or a nested map).
   std::optional<std::vector<Field>> compileFields(const YAML::Node& map,
                                                   const std::string& parent) {
+    if (depth_ >= event::kMaxDepth) {
+      error(parent, map,
+            "nested deeper than " + std::to_string(event::kMaxDepth) +
+                " levels, which no event can be (events nest at most that deep)");
+      return std::nullopt;
+    }
+    const DepthGuard guard(depth_);
     std::vector<Field> fields;
     std::set<std::string> seen;
     bool ok = true;
@@ -295,7 +303,17 @@ class Compiler {
     return Alternative(comparison);
   }
 
+  // Counts the nesting of field maps while one is being compiled.
+  struct DepthGuard {
+    explicit DepthGuard(int& depth) : depth_(depth) { ++depth_; }
+    ~DepthGuard() { --depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+    int& depth_;
+  };
+
   std::vector<CompileError> errors_;
+  int depth_ = 0;
 };
 
 }  // namespace

@@ -241,13 +241,13 @@ struct RuleIndex::Impl {
 
   // --- matching ---------------------------------------------------------------------------
 
-  void append(const Posting& posting, RuleList& out) const {
+  [[gnu::always_inline]] void append(const Posting& posting, RuleList& out) const {
     out.insert(out.end(), postings.begin() + posting.begin,
                postings.begin() + posting.begin + posting.count);
   }
 
   // The slot in node.children of field `name`, or -1.
-  std::int64_t childOf(const Node& node, std::string_view name) const {
+  [[gnu::always_inline]] std::int64_t childOf(const Node& node, std::string_view name) const {
     if (node.child_count <= kLinearChildren) {
       const auto* children = node.children.data();
       for (std::uint32_t i = 0; i < node.child_count; ++i) {
@@ -265,15 +265,17 @@ struct RuleIndex::Impl {
   }
 
   // A member was found at `node`'s path with value `value`.
-  void visitMember(const Node& node, const event::Value& value, RuleList& out) const {
+  [[gnu::always_inline]] void visitMember(const Node& node, const event::Value& value,
+                                          RuleList& out) const {
     if (node.presence.count != 0) append(node.presence, out);
     visitValue(node, value, out);
   }
 
-  void visitValue(const Node& node, const event::Value& value, RuleList& out) const {
+  [[gnu::always_inline]] void visitValue(const Node& node, const event::Value& value,
+                                         RuleList& out) const {
     switch (value.type()) {
       case event::Type::kArray:
-        for (const event::Value element : value.elements()) visitValue(node, element, out);
+        visitArray(node, value, out);
         return;
       case event::Type::kObject:
         if (!node.children.empty()) visitObject(node, value, out);
@@ -294,6 +296,12 @@ struct RuleIndex::Impl {
         if (node.nulls.count != 0) append(node.nulls, out);
         return;
     }
+  }
+
+  // Out of line: the one place where visitValue() recurses (arrays of arrays).
+  [[gnu::noinline]] void visitArray(const Node& node, const event::Value& array,
+                                    RuleList& out) const {
+    for (const event::Value element : array.elements()) visitValue(node, element, out);
   }
 
   void visitObject(const Node& node, const event::Value& object, RuleList& out) const {

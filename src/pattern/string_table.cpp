@@ -21,7 +21,7 @@ std::uint64_t mix(std::uint64_t a, std::uint64_t b) {
 
 // Field values are mostly short: up to 16 bytes take two overlapping loads and one multiply,
 // a fraction of a general-purpose string hash. Longer keys fall back to std::hash.
-std::uint64_t hashOf(std::string_view key) {
+[[gnu::always_inline]] inline std::uint64_t hashOf(std::string_view key) {
   constexpr std::uint64_t kSeed0 = 0xa0761d6478bd642fULL, kSeed1 = 0xe7037ed1a0b428dbULL;
   const std::size_t n = key.size();
   const char* p = key.data();

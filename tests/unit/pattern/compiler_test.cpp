@@ -298,6 +298,18 @@ TEST(Compiler, RenderingEscapesControlCharacters) {
   EXPECT_EQ(rendered(text), text);
 }
 
+TEST(Compiler, RejectsNestingDeeperThanAnyEvent) {
+  std::string deep64 = "[1]", deep65;
+  for (int i = 0; i < 63; ++i) deep64 = "{a: " + deep64 + "}";
+  deep65 = "{a: " + deep64 + "}";
+  EXPECT_TRUE(std::holds_alternative<std::shared_ptr<const Pattern>>(compileYaml("a: " + deep64)));
+  const std::vector<CompileError> errors = errorsOf("a: " + deep65);
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].message,
+            "nested deeper than 64 levels, which no event can be (events nest at most that deep)");
+  EXPECT_EQ(errors[0].path.size(), 2u * 64 - 1);  // a.a.a...: 64 names
+}
+
 TEST(Compiler, RejectsListInsideList) {
   EXPECT_EQ(onlyError("a: [[1]]"),
             "a[0]@1:5: a list inside a list is not an alternative; an alternative is a scalar, "
