@@ -29,12 +29,8 @@ std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view comma
   runtime::Runtime& runtime = *loaded.runtime;
   app::RegistrySettings settings;
   settings.apps_root = appsRoot(flags);
-  settings.availability = [&runtime](const app::App& app) -> app::Availability {
-    for (const app::Rule& rule : app.rules) {
-      const auto available = runtime.availability(stream::availabilitySpec(app, rule.handler));
-      if (!available.available) return {false, available.reason};
-    }
-    return {};
+  settings.availability = [&runtime](const app::App& app) {
+    return stream::runtimeAvailability(runtime, app);
   };
   auto registry = app::Registry::create(std::move(settings));
   if (!registry.ok()) {

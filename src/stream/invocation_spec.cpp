@@ -45,4 +45,19 @@ runtime::InvocationSpec availabilitySpec(const app::App& app, std::string_view h
                         "");
 }
 
+app::Availability runtimeAvailability(const runtime::Runtime& runtime, const app::App& app) {
+  const auto check = [&](std::string_view handler) {
+    return runtime.availability(availabilitySpec(app, handler));
+  };
+  for (const app::Rule& rule : app.rules) {
+    const runtime::Availability available = check(rule.handler);
+    if (!available.available) return {false, available.reason};
+  }
+  for (const app::Schedule& schedule : app.schedules) {
+    const runtime::Availability available = check(schedule.handler);
+    if (!available.available) return {false, available.reason};
+  }
+  return {};
+}
+
 }  // namespace relay::stream

@@ -4,6 +4,7 @@
 #include <string_view>
 
 #include "app/app.h"
+#include "app/registry.h"
 #include "runtime/runtime.h"
 
 namespace relay::stream {
@@ -18,5 +19,9 @@ runtime::InvocationSpec invocationSpec(const app::App& app, std::string_view han
 
 /// The same for availability checks (no message, no input).
 runtime::InvocationSpec availabilitySpec(const app::App& app, std::string_view handler);
+
+/// The runtime's verdict on every handler of `app` (rules and schedules): the registry's
+/// AvailabilityCheck for the worker and for the CLI commands that run handlers.
+app::Availability runtimeAvailability(const runtime::Runtime& runtime, const app::App& app);
 
 }  // namespace relay::stream

@@ -34,18 +34,8 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   runtime::Runtime& backend = *w.runtime_;
   app::RegistrySettings registry;
   registry.apps_root = config.apps;
-  registry.availability = [&backend](const app::App& app) -> app::Availability {
-    for (const app::Rule& rule : app.rules) {
-      const runtime::Availability available =
-          backend.availability(stream::availabilitySpec(app, rule.handler));
-      if (!available.available) return {false, available.reason};
-    }
-    for (const app::Schedule& schedule : app.schedules) {
-      const runtime::Availability available =
-          backend.availability(stream::availabilitySpec(app, schedule.handler));
-      if (!available.available) return {false, available.reason};
-    }
-    return {};
+  registry.availability = [&backend](const app::App& app) {
+    return stream::runtimeAvailability(backend, app);
   };
   auto apps = app::Registry::create(std::move(registry));
   if (!apps.ok()) return apps.error();
