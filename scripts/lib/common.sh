@@ -11,26 +11,59 @@ RELAY_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools bubblewrap python3 nodejs
 )
+# Packages Debian 12 only carries in bookworm-backports (README "Dependencies" says why each);
+# ensure_packages adds the backports source when one of them is missing.
+RELAY_BACKPORTS_PACKAGES=()
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 
-# Installs whatever of RELAY_PACKAGES is missing (apt-get update only when something is).
-ensure_packages() {
-  local missing=()
+# Prints the packages of the arguments that are not installed.
+missing_packages() {
   local pkg
-  for pkg in "${RELAY_PACKAGES[@]}"; do
+  for pkg in "$@"; do
     dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
-      missing+=("$pkg")
+      printf '%s\n' "$pkg"
   done
-  if [ ${#missing[@]} -eq 0 ]; then
+}
+
+# Adds bookworm-backports to apt's sources unless some source already names it.
+ensure_backports_source() {
+  if grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
     return 0
   fi
-  log "installing ${missing[*]}"
+  log "adding the bookworm-backports apt source"
+  # `sudo` is ensure_packages' (empty when root).
+  "${sudo[@]}" tee /etc/apt/sources.list.d/relay-backports.sources >/dev/null <<'SRC'
+Types: deb
+URIs: http://deb.debian.org/debian
+Suites: bookworm-backports
+Components: main
+Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
+SRC
+}
+
+# Installs whatever of RELAY_PACKAGES and RELAY_BACKPORTS_PACKAGES is missing (apt-get update
+# only when something is).
+ensure_packages() {
+  local missing backports
+  mapfile -t missing < <(missing_packages "${RELAY_PACKAGES[@]}")
+  mapfile -t backports < <(missing_packages "${RELAY_BACKPORTS_PACKAGES[@]}")
+  if [ ${#missing[@]} -eq 0 ] && [ ${#backports[@]} -eq 0 ]; then
+    return 0
+  fi
+  log "installing ${missing[*]} ${backports[*]}"
   local sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   export DEBIAN_FRONTEND=noninteractive
+  [ ${#backports[@]} -eq 0 ] || ensure_backports_source
   "${sudo[@]}" apt-get update -qq
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  if [ ${#missing[@]} -ne 0 ]; then
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  fi
+  if [ ${#backports[@]} -ne 0 ]; then
+    "${sudo[@]}" apt-get install -y -qq --no-install-recommends -t bookworm-backports \
+      "${backports[@]}" >/dev/null
+  fi
 }
 
 # build DIR [cmake args...]: configures (once) and builds everything in DIR with ninja.
