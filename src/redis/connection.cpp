@@ -1,5 +1,6 @@
 #include "redis/connection.h"
 
+#include <fcntl.h>
 #include <hiredis/hiredis.h>
 #include <sys/time.h>
 
@@ -73,6 +74,10 @@ Result<std::unique_ptr<Connection>> Connection::create(const Endpoint& endpoint,
   if (!context) return Error{ErrorKind::kIo, endpoint.describe() + ": out of memory"};
   if (context->err != 0) {
     return errorFromContext(context->err, context->errstr, saved_errno, endpoint.describe());
+  }
+  // hiredis opens its socket without close-on-exec; a handler must never inherit it.
+  if (::fcntl(context->fd, F_SETFD, FD_CLOEXEC) != 0) {
+    return Error{ErrorKind::kIo, endpoint.describe() + ": fcntl(FD_CLOEXEC) failed"};
   }
   if (endpoint.transport == Endpoint::Transport::kTcp) {
     // Lets the kernel notice a server that vanished without a FIN while we sit idle.

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/duration.h"
+#include "runtime/child_setup.h"
 
 namespace relay::runtime {
 namespace {
@@ -48,8 +49,14 @@ void writeAll(int fd, const void* data, std::size_t size) {
   };
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(1);
   if (::getppid() != parent) _exit(127);  // the parent died before prctl
-  if (::dup2(in_fd, 0) < 0 || ::dup2(out_fd, 1) < 0 || ::dup2(err_fd, 2) < 0) fail(2);
+  if (!child_setup::moveFd(in_fd, 0) || !child_setup::moveFd(out_fd, 1) ||
+      !child_setup::moveFd(err_fd, 2)) {
+    fail(2);
+  }
   if (::setsid() < 0) fail(3);
+  // With Relay's credentials, before dropping privileges: the keyring is charged to Relay's key
+  // quota, not to the sandbox user's small one that every concurrent invocation shares.
+  if (!child_setup::joinFreshSessionKeyring()) fail(10);
   for (const std::string& file : options.cgroup_procs_files) {
     const int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0 || ::write(fd, "0", 1) != 1) fail(4);
@@ -68,6 +75,9 @@ void writeAll(int fd, const void* data, std::size_t size) {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Last: only stdin, stdout and stderr reach the handler. Close-on-exec rather than close, so
+  // error_fd still reports a failing execve.
+  if (!child_setup::markCloexecFrom(3)) fail(11);
   ::execve(options.executable.c_str(), argv, envp);
   fail(9);
   _exit(127);  // not reached: fail() exits
@@ -89,6 +99,10 @@ const char* childStepName(int step) {
       return "dropping privileges";
     case 8:
       return "setting no_new_privs";
+    case 10:
+      return "creating a fresh session keyring";
+    case 11:
+      return "marking inherited descriptors close-on-exec";
     default:
       return "executing";
   }

@@ -1,5 +1,11 @@
 // The handler contract (relay.md section 3), run against each backend: the same file is built
 // once per backend with RELAY_TEST_BACKEND_* selecting it.
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
 #include "integration/runtime/runtime_harness.h"
@@ -83,6 +89,47 @@ TEST_F(HandlerContract, RelaysOwnEnvironmentDoesNotLeakIn) {
   ::unsetenv("RELAY_TEST_SECRET");
   ASSERT_TRUE(outcome.ok());
   EXPECT_FALSE(sink_.contains("hunter2"));
+}
+
+TEST_F(HandlerContract, DescriptorsRelayLeftInheritableDoNotReachTheHandler) {
+  // A pipe opened without O_CLOEXEC, as hiredis and inherited descriptors are.
+  int leaked[2];
+  ASSERT_EQ(::pipe(leaked), 0);
+  struct stat info {};
+  ASSERT_EQ(::fstat(leaked[0], &info), 0);
+  const std::string identity = "pipe:[" + std::to_string(info.st_ino) + "]";
+  app_.script("bin/fds.sh", "ls -l /proc/$$/fd/; echo listed");
+  const auto outcome = run(app_.spec(Language::kExec, "bin/fds.sh"));
+  ::close(leaked[0]);
+  ::close(leaked[1]);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_TRUE(sink_.contains("listed"));
+  EXPECT_FALSE(sink_.contains(identity)) << sink_.text("");
+}
+
+TEST_F(HandlerContract, HandlerDoesNotShareRelaysSessionKeyring) {
+  // Relay in a named session keyring holding a key of its own (as under systemd or runc).
+  ASSERT_GE(::syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, "relay-contract-test"), 0);
+  const char secret[] = "contract-secret";
+  ASSERT_GT(::syscall(SYS_add_key, "user", "relay-contract-secret", secret, sizeof secret - 1,
+                      KEY_SPEC_SESSION_KEYRING),
+            0);
+  app_.file("keys.py",
+            "import ctypes, platform\n"
+            "libc = ctypes.CDLL(None, use_errno=True)\n"
+            "NR = {'x86_64': 250, 'aarch64': 219}[platform.machine()]\n"
+            "def fn(event):\n"
+            "    name = ctypes.create_string_buffer(256)\n"
+            "    libc.syscall(NR, 6, -3, name, 256)  # KEYCTL_DESCRIBE @s\n"
+            "    print('session', name.value.decode())\n"
+            "    key = libc.syscall(NR, 10, -3, b'user', b'relay-contract-secret', 0)\n"
+            "    print('found' if key > 0 else 'not found')\n");
+  const InvocationSpec spec = app_.spec(Language::kPython3, "keys.fn");
+  const auto outcome = run(spec);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_TRUE(outcome->succeeded) << outcome->reason << output(spec);
+  EXPECT_TRUE(sink_.contains("not found")) << output(spec);
+  EXPECT_FALSE(sink_.contains("relay-contract-test")) << output(spec);
 }
 
 TEST_F(HandlerContract, NonZeroExitIsAFailureWithTheCode) {

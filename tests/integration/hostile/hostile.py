@@ -1,0 +1,143 @@
+# A hostile handler: each function tries one escape from the sandbox (issue 12) and prints
+# `RESULT <attempt> ESCAPED|blocked <detail>` per try, then `DONE`. The hostile-handler suite
+# (hostile_handler_test.cpp) runs them under `relay start` and asserts that nothing escaped.
+import ctypes
+import errno
+import os
+import platform
+import select
+import socket
+import sys
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.syscall.restype = ctypes.c_long
+
+# Syscall numbers of the machines Relay is tested on.
+_NR = {
+    "x86_64": {"keyctl": 250, "add_key": 248, "userfaultfd": 323, "io_uring_setup": 425,
+               "unshare": 272, "mount": 165, "bpf": 321, "perf_event_open": 298},
+    "aarch64": {"keyctl": 219, "add_key": 217, "userfaultfd": 282, "io_uring_setup": 425,
+                "unshare": 97, "mount": 40, "bpf": 280, "perf_event_open": 241},
+}[platform.machine()]
+
+KEY_SPEC_SESSION_KEYRING = -3
+KEY_SPEC_USER_KEYRING = -4
+KEYCTL_SETPERM = 5
+KEYCTL_SEARCH = 10
+KEYCTL_READ = 11
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWNS = 0x00020000
+
+
+def report(attempt, escaped, detail=""):
+    print(f"RESULT {attempt} {'ESCAPED' if escaped else 'blocked'} {detail}", flush=True)
+
+
+def done():
+    print("DONE", flush=True)
+
+
+def syscall(name, *args):
+    ctypes.set_errno(0)
+    rc = libc.syscall(_NR[name], *args)
+    return rc, errno.errorcode.get(ctypes.get_errno(), str(ctypes.get_errno()))
+
+
+def _open_fds():
+    # The listing itself holds a descriptor while it runs; keep only those still open after.
+    listed = sorted(int(name) for name in os.listdir("/proc/self/fd"))
+    still_open = []
+    for fd in listed:
+        try:
+            os.fstat(fd)
+            still_open.append(fd)
+        except OSError:
+            pass
+    return still_open
+
+
+def _talk_resp(fd):
+    """PING then CONFIG GET requirepass over an inherited descriptor; the reply or None."""
+    try:
+        os.set_blocking(fd, False)
+        os.write(fd, b"*1\r\n$4\r\nPING\r\n*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$11\r\nrequirepass\r\n")
+        ready, _, _ = select.select([fd], [], [], 1.0)
+        if not ready:
+            return None
+        return os.read(fd, 4096) or None
+    except OSError:
+        return None
+
+
+def fds(event):
+    open_fds = _open_fds()
+    print("FDS " + ",".join(str(fd) for fd in open_fds), flush=True)
+    for fd in open_fds:
+        if fd < 3:
+            continue
+        reply = _talk_resp(fd)
+        report(f"resp-over-fd-{fd}", reply is not None, repr(reply))
+    done()
+
+
+def redis_tcp(event):
+    """Talks RESP to Redis over the network, at the address the test passes."""
+    try:
+        with socket.create_connection((event["host"], event["port"]), timeout=2) as conn:
+            conn.sendall(b"*1\r\n$4\r\nPING\r\n")
+            report("redis-tcp", True, repr(conn.recv(100)))
+    except OSError as error:
+        report("redis-tcp", False, repr(error))
+    done()
+
+
+def _add_key(description, payload, ring):
+    rc, err = syscall("add_key", ctypes.c_char_p(b"user"), ctypes.c_char_p(description),
+                      ctypes.c_char_p(payload), ctypes.c_size_t(len(payload)), ctypes.c_long(ring))
+    return rc, err
+
+
+def _read_key(serial):
+    buffer = ctypes.create_string_buffer(256)
+    rc, err = syscall("keyctl", ctypes.c_long(KEYCTL_READ), ctypes.c_long(serial), buffer,
+                      ctypes.c_size_t(len(buffer)))
+    return (buffer.raw[:rc] if rc >= 0 else None), err
+
+
+def keyring_store(event):
+    """App A leaves a world-readable key in its session and user keyrings."""
+    for ring, name in ((KEY_SPEC_SESSION_KEYRING, "session"), (KEY_SPEC_USER_KEYRING, "user")):
+        serial, err = _add_key(b"relay-cross-app", b"from-app-a", ring)
+        if serial > 0:
+            syscall("keyctl", ctypes.c_long(KEYCTL_SETPERM), ctypes.c_long(serial),
+                    ctypes.c_ulong(0x3F3F3F3F))
+            print(f"SERIAL {serial}", flush=True)
+        # Storing is not an escape by itself; reading it from app B would be.
+        print(f"STORE {name} {serial} {err}", flush=True)
+    done()
+
+
+def keyring_read(event):
+    """App B looks for app A's key and for Relay's own key, by name and by serial."""
+    for description in (b"relay-cross-app", b"relay-own-secret"):
+        for ring, name in ((KEY_SPEC_SESSION_KEYRING, "session"), (KEY_SPEC_USER_KEYRING, "user")):
+            serial, err = syscall("keyctl", ctypes.c_long(KEYCTL_SEARCH), ctypes.c_long(ring),
+                                  ctypes.c_char_p(b"user"), ctypes.c_char_p(description),
+                                  ctypes.c_long(0))
+            data, read_err = _read_key(serial) if serial > 0 else (None, err)
+            report(f"search-{description.decode()}-in-{name}", data is not None,
+                   f"{serial} {read_err} {data!r}")
+    for serial in event.get("serials", []):
+        data, err = _read_key(int(serial))
+        report(f"read-serial-{serial}", data is not None, f"{err} {data!r}")
+    try:
+        with open("/proc/keys") as keys:
+            visible = [line.strip() for line in keys if "relay-" in line]
+        report("proc-keys", bool(visible), repr(visible))
+    except OSError as error:
+        report("proc-keys", False, repr(error))
+    done()
+
+
+if __name__ == "__main__":
+    sys.exit("run through relay")

@@ -1,0 +1,120 @@
+#pragma once
+
+#include <sys/stat.h>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "fakes/temp_dir.h"
+#include "redis/connection.h"
+#include "redis/endpoint.h"
+#include "support/redis_server.h"
+#include "support/spawned_process.h"
+
+namespace relay::testing {
+
+/// `relay start` on the sandbox runtime against a redis-server that demands a password, with
+/// apps whose handlers are the escape attempts of hostile.py. Each test starts the worker
+/// (after any host-side setup it needs), publishes one event per attempt and reads what the
+/// handler reported from the worker's log.
+class HostileHandler : public RedisTest {
+ protected:
+  static constexpr const char* kPassword = "hostile-test-requirepass";
+
+  RedisServerOptions serverOptions() const override {
+    RedisServerOptions options;
+    options.extra_args = {"--requirepass", kPassword};
+    return options;
+  }
+
+  void SetUp() override {
+    RedisTest::SetUp();
+    port_ = server().port();
+    ::chmod(apps_.path().c_str(), 0755);
+  }
+
+  std::string redisUri() const {
+    return "redis://:" + std::string(kPassword) + "@127.0.0.1:" + std::to_string(port_);
+  }
+  int port() const { return port_; }
+
+  /// An app running hostile.py (python3 runtime) whose handler `hostile.<function>` runs for
+  /// events `{"attempt": "<function>"}`; `extra_yaml` adds top-level template keys.
+  void addApp(const std::string& name, const std::vector<std::string>& functions,
+              const std::string& extra_yaml = "") {
+    std::string yaml = "runtime: python3\n" + extra_yaml + "events:\n";
+    for (const std::string& function : functions) {
+      yaml += "  - handler: hostile." + function + "\n    pattern: {attempt: [" + function +
+              "]}\n    retries: 0\n";
+    }
+    apps_.write(name + "/template.yaml", yaml);
+    std::filesystem::copy_file(RELAY_HOSTILE_PY, apps_.path() / name / "hostile.py");
+    ::chmod((apps_.path() / name).c_str(), 0755);
+    ::chmod((apps_.path() / name / "hostile.py").c_str(), 0644);
+  }
+
+  /// Starts `relay start` on the apps and waits until it runs.
+  void startRelay(std::vector<std::string> extra_env = {}) {
+    std::vector<std::string> env = {
+        "REDIS_URI=" + redisUri(), "RELAY_APPS=" + apps_.path().string(),
+        "RELAY_RUNTIME=sandbox",   "RELAY_HTTP_ADDR=127.0.0.1:0",
+        "RELAY_CONSUMER=hostile",  "RELAY_LOG_FORMAT=text"};
+    env.insert(env.end(), extra_env.begin(), extra_env.end());
+    relay_ = std::make_unique<SpawnedProcess>(std::vector<std::string>{RELAY_BINARY, "start"}, env,
+                                              (logs_.path() / "relay.log").string());
+    ASSERT_TRUE(relay_->waitForLog("relay started")) << relay_->log();
+  }
+
+  /// Publishes `event` (a JSON object with an `attempt` key) and returns the output lines of
+  /// `<app>/hostile.<function>` (prefix removed) once it printed DONE; empty on a timeout.
+  std::vector<std::string> attempt(const std::string& app, const std::string& function,
+                                   const std::string& event) {
+    auto endpoint = redis::parseRedisUri(redisUri());
+    auto connection = redis::Connection::create(*endpoint);
+    EXPECT_TRUE(connection.ok()) << connection.error().message;
+    if (!connection.ok()) return {};
+    EXPECT_TRUE((*connection)->command({"XADD", "events", "*", "event", event}).ok());
+    const std::string prefix = "[" + app + "/hostile." + function + "] ";
+    const bool finished = relay_->waitForLog(prefix + "DONE", std::chrono::seconds(60));
+    EXPECT_TRUE(finished) << relay_->log();
+    std::vector<std::string> lines;
+    std::istringstream log(relay_->log());
+    for (std::string line; std::getline(log, line);) {
+      const auto at = line.find(prefix);
+      if (at != std::string::npos) lines.push_back(line.substr(at + prefix.size()));
+    }
+    return lines;
+  }
+
+  /// Asserts that the handler reported at least `min_results` attempts and none escaped.
+  static void expectAllBlocked(const std::vector<std::string>& lines, std::size_t min_results) {
+    std::size_t results = 0;
+    for (const std::string& line : lines) {
+      if (line.rfind("RESULT ", 0) != 0) continue;
+      ++results;
+      EXPECT_EQ(line.find(" ESCAPED "), std::string::npos) << line;
+    }
+    EXPECT_GE(results, min_results) << joined(lines);
+  }
+
+  static std::string joined(const std::vector<std::string>& lines) {
+    std::string text;
+    for (const std::string& line : lines) text += line + "\n";
+    return text;
+  }
+
+  std::string log() const { return relay_ ? relay_->log() : std::string(); }
+
+ private:
+  int port_ = 0;
+  TempDir apps_;
+  TempDir logs_;
+  std::unique_ptr<SpawnedProcess> relay_;
+};
+
+}  // namespace relay::testing
