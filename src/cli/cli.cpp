@@ -21,6 +21,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   addStatsCommand(root, context);
   addHealthCommand(root, context);
   addPatternCommand(root, context);
+  addPublishCommand(root, context);
   const auto known = [&root](const std::string& name) {
     return !root.get_subcommands([&name](CLI::App* sub) { return sub->check_name(name); }).empty();
   };

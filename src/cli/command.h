@@ -32,5 +32,6 @@ void addDlqCommand(CLI::App& root, CommandContext& context);
 void addStatsCommand(CLI::App& root, CommandContext& context);
 void addHealthCommand(CLI::App& root, CommandContext& context);
 void addPatternCommand(CLI::App& root, CommandContext& context);
+void addPublishCommand(CLI::App& root, CommandContext& context);
 
 }  // namespace relay::cli

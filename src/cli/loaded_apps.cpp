@@ -43,7 +43,7 @@ std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view comma
 }
 
 Result<std::string> readEventArgument(const std::string& value, std::istream& stdin_stream) {
-  if (value.empty()) {
+  if (value.empty() || value == "@-") {
     return std::string(std::istreambuf_iterator<char>(stdin_stream),
                        std::istreambuf_iterator<char>());
   }

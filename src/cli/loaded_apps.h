@@ -23,7 +23,7 @@ struct LoadedApps {
 std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view command, Clock& clock,
                                    CommandContext& context);
 
-/// Reads `--event JSON|@FILE`, or stdin when `value` is empty. Fails with a message.
+/// Reads `--event JSON|@FILE`, or stdin when `value` is empty or `@-`. Fails with a message.
 Result<std::string> readEventArgument(const std::string& value, std::istream& stdin_stream);
 
 }  // namespace relay::cli

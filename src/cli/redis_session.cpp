@@ -2,9 +2,9 @@
 
 namespace relay::cli {
 
-std::optional<RedisSession> openRedisSession(std::string_view command,
-                                             const worker::ConfigOverrides& overrides,
-                                             CommandContext& context) {
+std::optional<worker::WorkerConfig> loadCommandConfig(std::string_view command,
+                                                      const worker::ConfigOverrides& overrides,
+                                                      CommandContext& context) {
   auto config =
       worker::loadConfig(worker::processEnvironment(), overrides, worker::defaultConsumerName());
   if (!config.ok()) {
@@ -12,15 +12,29 @@ std::optional<RedisSession> openRedisSession(std::string_view command,
     context.exit_code = kExitUsage;
     return std::nullopt;
   }
-  auto connection = redis::Connection::create(config->redis);
+  return std::move(config).value();
+}
+
+std::optional<RedisSession> connectRedisSession(std::string_view command,
+                                                worker::WorkerConfig config,
+                                                CommandContext& context) {
+  auto connection = redis::Connection::create(config.redis);
   if (!connection.ok()) {
-    context.err << "relay " << command << ": cannot reach Redis at " << config->redis.describe()
+    context.err << "relay " << command << ": cannot reach Redis at " << config.redis.describe()
                 << ": " << connection.error().message << "\n";
     context.exit_code = kExitFailed;
     return std::nullopt;
   }
-  invocation::StreamKeys keys{config->stream, config->group};
-  return RedisSession{std::move(config).value(), std::move(keys), std::move(connection).value()};
+  invocation::StreamKeys keys{config.stream, config.group};
+  return RedisSession{std::move(config), std::move(keys), std::move(connection).value()};
+}
+
+std::optional<RedisSession> openRedisSession(std::string_view command,
+                                             const worker::ConfigOverrides& overrides,
+                                             CommandContext& context) {
+  auto config = loadCommandConfig(command, overrides, context);
+  if (!config) return std::nullopt;
+  return connectRedisSession(command, std::move(*config), context);
 }
 
 void reportRedisError(std::string_view command, const redis::Error& error,

@@ -26,6 +26,17 @@ std::optional<RedisSession> openRedisSession(std::string_view command,
                                              const worker::ConfigOverrides& overrides,
                                              CommandContext& context);
 
+/// The configuration alone (for commands that check their input before touching Redis); on a
+/// bad setting writes `relay <command>: ...`, sets exit code 2 and returns nullopt.
+std::optional<worker::WorkerConfig> loadCommandConfig(std::string_view command,
+                                                      const worker::ConfigOverrides& overrides,
+                                                      CommandContext& context);
+
+/// Connects with an already loaded configuration (exit 1 when Redis cannot be reached).
+std::optional<RedisSession> connectRedisSession(std::string_view command,
+                                                worker::WorkerConfig config,
+                                                CommandContext& context);
+
 /// Reports a failed Redis call of `command` (exit 1).
 void reportRedisError(std::string_view command, const redis::Error& error, CommandContext& context);
 

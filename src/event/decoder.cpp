@@ -1,6 +1,7 @@
 #include <bit>
 #include <cstring>
 #include <limits>
+#include <optional>
 
 #include "event/event.h"
 
@@ -117,18 +118,18 @@ bool readHex4(const char* p, unsigned& out) {
 /// stay in registers: stores to the tape could otherwise alias members.
 class Decoder {
  public:
-  static Result<Event> decode(std::string raw) {
+  static Result<Event, DecodeError> decode(std::string raw) {
     Event event;
     const std::size_t size = raw.size();
     if (size >= std::numeric_limits<std::uint32_t>::max() - kDecodePadding) {
-      return Error::invalid("event too large: " + std::to_string(size) + " bytes");
+      return DecodeError{0, "event too large: " + std::to_string(size) + " bytes", false};
     }
     event.raw_ = std::move(raw);
     event.raw_.append(kDecodePadding, '\0');
     Decoder decoder(event, size);
-    Status status = decoder.run();
+    std::optional<DecodeError> error = decoder.run();
     event.raw_.resize(size);
-    if (!status) return status.error();
+    if (error) return std::move(*error);
     return event;
   }
 
@@ -136,10 +137,14 @@ class Decoder {
   Decoder(Event& event, std::size_t size)
       : event_(event), begin_(event.raw_.data()), end_(begin_ + size) {}
 
-  Status run() {
+  std::optional<DecodeError> run() {
     const char* p = skipSpace(begin_);
-    if (p == end_) return Error::invalid("the event is empty; expected a JSON object");
+    if (p == end_) {
+      return DecodeError{static_cast<std::size_t>(end_ - begin_),
+                         "the event is empty; expected a JSON object", false};
+    }
     const char first = *p;
+    const char* start = p;
     p = parseDocument(p);
     if (p == nullptr) return failure();
     p = skipSpace(p);
@@ -154,14 +159,13 @@ class Decoder {
                          : first == 't' || first == 'f' ? "a boolean"
                          : first == 'n'                 ? "null"
                                                         : "a number";
-      return Error::invalid(std::string("the event must be a JSON object, got ") + what);
+      return DecodeError{static_cast<std::size_t>(start - begin_),
+                         std::string("the event must be a JSON object, got ") + what, false};
     }
-    return {};
+    return std::nullopt;
   }
 
-  Status failure() const {
-    return Error::invalid("invalid JSON at byte " + std::to_string(error_at_) + ": " + error_);
-  }
+  DecodeError failure() const { return DecodeError{error_at_, error_, true}; }
 
   // Records the first error; returns nullptr for `return fail(...)` in cursor-returning code.
   const char* fail(const char* at, const char* message) {
@@ -449,6 +453,18 @@ class Decoder {
   std::size_t error_at_ = 0;
 };
 
-Result<Event> decode(std::string raw) { return Decoder::decode(std::move(raw)); }
+std::string DecodeError::toString() const {
+  return json_syntax ? "invalid JSON at byte " + std::to_string(offset) + ": " + message : message;
+}
+
+Result<Event, DecodeError> decodeLocated(std::string raw) {
+  return Decoder::decode(std::move(raw));
+}
+
+Result<Event> decode(std::string raw) {
+  Result<Event, DecodeError> event = Decoder::decode(std::move(raw));
+  if (!event.ok()) return Error::invalid(event.error().toString());
+  return std::move(event).value();
+}
 
 }  // namespace relay::event

@@ -198,6 +198,22 @@ inline constexpr std::size_t kDecodePadding = 16;
 /// byte offset and what was expected.
 Result<Event> decode(std::string raw);
 
+/// Why decodeLocated() refused an event: where (a byte offset into the raw bytes: the first
+/// offending byte, the start of a top-level value that is not an object, the end of an empty
+/// input) and what was wrong or expected.
+struct DecodeError {
+  std::size_t offset = 0;
+  std::string message;       // without the offset
+  bool json_syntax = false;  // invalid RFC 8259 (rather than valid JSON that is not an event)
+
+  /// The message decode() gives: `invalid JSON at byte N: ...` for syntax errors.
+  std::string toString() const;
+};
+
+/// decode() with the error's byte offset kept apart from its message, for callers that point
+/// at the offending byte themselves (`relay publish` with --lines).
+Result<Event, DecodeError> decodeLocated(std::string raw);
+
 // --- inline definitions ---------------------------------------------------------------------
 
 inline const detail::Node& Value::node() const { return event_->tape_[index_]; }

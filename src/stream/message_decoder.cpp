@@ -18,6 +18,27 @@ std::string summary(const std::string& raw) {
 
 }  // namespace
 
+std::string EventRejection::reason() const {
+  if (oversized) return "oversized: " + message;
+  return "malformed: " + (json_syntax
+                              ? "invalid JSON at byte " + std::to_string(offset) + ": " + message
+                              : message);
+}
+
+Result<event::Event, EventRejection> checkEventValue(std::string raw, std::size_t max_event_bytes) {
+  if (raw.size() > max_event_bytes) {
+    return EventRejection{true, false, max_event_bytes,
+                          "event is " + std::to_string(raw.size()) +
+                              " bytes, over MAX_EVENT_BYTES " + formatSize(max_event_bytes)};
+  }
+  auto event = event::decodeLocated(std::move(raw));
+  if (!event.ok()) {
+    const event::DecodeError& error = event.error();
+    return EventRejection{false, error.json_syntax, error.offset, error.message};
+  }
+  return std::move(event).value();
+}
+
 DecodedMessage decodeMessage(const StreamEntry& entry, std::size_t max_event_bytes) {
   DecodedMessage decoded;
   const std::string* raw = entry.find("event");
@@ -25,19 +46,15 @@ DecodedMessage decodeMessage(const StreamEntry& entry, std::size_t max_event_byt
     decoded.reason = "malformed: the message has no event field";
     return decoded;
   }
-  if (raw->size() > max_event_bytes) {
-    decoded.kind = DecodedMessage::Kind::kOversized;
-    decoded.reason = "oversized: event is " + std::to_string(raw->size()) +
-                     " bytes, over MAX_EVENT_BYTES " + formatSize(max_event_bytes);
-    decoded.dlq_event = summary(*raw);
+  auto event = checkEventValue(*raw, max_event_bytes);
+  if (!event.ok()) {
+    decoded.kind = event.error().oversized ? DecodedMessage::Kind::kOversized
+                                           : DecodedMessage::Kind::kMalformed;
+    decoded.reason = event.error().reason();
+    decoded.dlq_event = event.error().oversized ? summary(*raw) : *raw;
     return decoded;
   }
   decoded.dlq_event = *raw;
-  auto event = event::decode(*raw);
-  if (!event.ok()) {
-    decoded.reason = "malformed: " + event.error().message;
-    return decoded;
-  }
   decoded.kind = DecodedMessage::Kind::kEvent;
   decoded.event.emplace(std::move(event).value());
   return decoded;

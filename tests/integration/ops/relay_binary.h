@@ -27,12 +27,15 @@ struct BinaryRun {
 };
 
 /// Runs RELAY_BINARY with `args` and the process environment overridden by `env`, its stdout
-/// and stderr captured separately; killed after `limit`.
+/// and stderr captured separately, `stdin_text` on its stdin; killed after `limit`.
 inline BinaryRun runRelay(const std::vector<std::string>& args, const std::vector<std::string>& env,
-                          std::chrono::seconds limit = std::chrono::seconds(60)) {
+                          std::chrono::seconds limit = std::chrono::seconds(60),
+                          const std::string& stdin_text = "") {
   TempDir dir;
   const std::string out_path = (dir.path() / "out").string();
   const std::string err_path = (dir.path() / "err").string();
+  const std::string in_path = (dir.path() / "in").string();
+  std::ofstream(in_path, std::ios::binary) << stdin_text;
   std::vector<std::string> argv = {RELAY_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   // getenv() takes the first of duplicate names, so `env` replaces inherited variables.
@@ -52,6 +55,7 @@ inline BinaryRun runRelay(const std::vector<std::string>& args, const std::vecto
   env_c.push_back(nullptr);
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, 0, in_path.c_str(), O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&actions, 1, out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
                                    0644);
   posix_spawn_file_actions_addopen(&actions, 2, err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC,

@@ -116,6 +116,26 @@ TEST(Decoder, RejectsEmptyInput) {
   EXPECT_EQ(errorOf(" \n\t"), "the event is empty; expected a JSON object");
 }
 
+TEST(Decoder, LocatedErrorsPointAtTheOffendingByte) {
+  const auto located = [](std::string text) {
+    auto event = decodeLocated(std::move(text));
+    EXPECT_FALSE(event.ok());
+    return event.ok() ? DecodeError{} : event.error();
+  };
+  const DecodeError utf8 = located("{\"a\":\"\xff\"}");
+  EXPECT_EQ(utf8.offset, 6u);
+  EXPECT_EQ(utf8.message, "invalid UTF-8");
+  EXPECT_TRUE(utf8.json_syntax);
+  EXPECT_EQ(utf8.toString(), "invalid JSON at byte 6: invalid UTF-8");
+  const DecodeError array = located("  [1]");
+  EXPECT_EQ(array.offset, 2u);
+  EXPECT_FALSE(array.json_syntax);
+  EXPECT_EQ(array.toString(), "the event must be a JSON object, got an array");
+  const DecodeError empty = located(" \n");
+  EXPECT_EQ(empty.offset, 2u);
+  EXPECT_EQ(empty.toString(), "the event is empty; expected a JSON object");
+}
+
 TEST(Decoder, RejectsInvalidUtf8) {
   EXPECT_EQ(errorOf("{\"a\":\"\xff\"}"), "invalid JSON at byte 6: invalid UTF-8");
   EXPECT_NE(errorOf("{\"a\":\"\x80\"}").find("invalid UTF-8"),
