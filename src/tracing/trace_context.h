@@ -10,7 +10,7 @@
 namespace relay::tracing {
 
 /// A W3C Trace Context (https://www.w3.org/TR/trace-context/): the `traceparent` a producer
-/// puts next to `event` in a stream entry (docs/tracing.md), and its optional `tracestate`.
+/// puts next to `event` in a stream entry, and its optional `tracestate`.
 struct TraceContext {
   std::array<std::uint8_t, 16> trace_id{};
   std::array<std::uint8_t, 8> parent_id{};  // the span the next span is a child of
