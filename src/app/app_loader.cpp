@@ -10,28 +10,14 @@
 #include "app/template_errors.h"
 #include "app/template_parser.h"
 #include "app/yaml_document.h"
+#include "common/unique_fd.h"
 
 namespace relay::app {
 namespace {
 
-/// An owned file descriptor.
-class Fd {
- public:
-  explicit Fd(int fd) : fd_(fd) {}
-  ~Fd() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Fd(const Fd&) = delete;
-  Fd& operator=(const Fd&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
-
 std::optional<std::string> readTemplate(const std::filesystem::path& file, TemplateErrors& errors) {
-  const Fd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) {
+  const UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid()) {
     errors.add(1, 1, std::string("cannot read template.yaml: ") + std::strerror(errno));
     return std::nullopt;
   }

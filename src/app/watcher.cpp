@@ -25,9 +25,9 @@ bool skipped(const std::string& name) {
 
 Result<std::unique_ptr<Watcher>> Watcher::create(std::filesystem::path root, Clock& clock,
                                                  WatcherSettings settings) {
-  const int fd = ::inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
-  if (fd < 0) return Error::io(std::string("inotify_init1: ") + std::strerror(errno));
-  std::unique_ptr<Watcher> watcher(new Watcher(fd, std::move(root), clock, settings));
+  UniqueFd fd(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (!fd.valid()) return Error::io(std::string("inotify_init1: ") + std::strerror(errno));
+  std::unique_ptr<Watcher> watcher(new Watcher(std::move(fd), std::move(root), clock, settings));
   if (!watcher->watchRoot()) {
     return Error::io("cannot watch apps root " + watcher->root_.string() + ": " +
                      std::strerror(errno));
@@ -35,10 +35,10 @@ Result<std::unique_ptr<Watcher>> Watcher::create(std::filesystem::path root, Clo
   return watcher;
 }
 
-Watcher::~Watcher() { ::close(fd_); }
+Watcher::~Watcher() = default;
 
 bool Watcher::watchRoot() {
-  const int wd = ::inotify_add_watch(fd_, root_.c_str(), kRootMask);
+  const int wd = ::inotify_add_watch(fd_.get(), root_.c_str(), kRootMask);
   if (wd < 0) return false;
   root_wd_ = wd;
   watches_[wd] = {"", root_, 0};
@@ -56,7 +56,7 @@ void Watcher::watchTree(const std::string& app, const std::filesystem::path& dir
   const auto count = std::count_if(watches_.begin(), watches_.end(),
                                    [&app](const auto& entry) { return entry.second.app == app; });
   if (static_cast<std::size_t>(count) >= settings_.max_dirs_per_app) return;
-  const int wd = ::inotify_add_watch(fd_, dir.c_str(), kAppMask);
+  const int wd = ::inotify_add_watch(fd_.get(), dir.c_str(), kAppMask);
   if (wd < 0) return;  // gone already, or not a directory: the app's reload will tell
   watches_[wd] = {app, dir, depth};
   if (depth >= settings_.max_depth) return;
@@ -72,7 +72,7 @@ void Watcher::watchTree(const std::string& app, const std::filesystem::path& dir
 void Watcher::unwatchApp(const std::string& app) {
   for (auto it = watches_.begin(); it != watches_.end();) {
     if (it->second.app == app && it->first != root_wd_) {
-      ::inotify_rm_watch(fd_, it->first);
+      ::inotify_rm_watch(fd_.get(), it->first);
       it = watches_.erase(it);
     } else {
       ++it;
@@ -81,7 +81,7 @@ void Watcher::unwatchApp(const std::string& app) {
 }
 
 void Watcher::unwatchAll() {
-  for (const auto& [wd, dir] : watches_) ::inotify_rm_watch(fd_, wd);
+  for (const auto& [wd, dir] : watches_) ::inotify_rm_watch(fd_.get(), wd);
   watches_.clear();
   root_wd_ = -1;
 }
@@ -128,7 +128,7 @@ void Watcher::handle(int wd, std::uint32_t mask, const std::string& name) {
 void Watcher::drain() {
   alignas(inotify_event) char buffer[64 * 1024];
   while (true) {
-    const ssize_t n = ::read(fd_, buffer, sizeof buffer);
+    const ssize_t n = ::read(fd_.get(), buffer, sizeof buffer);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return;  // EAGAIN: nothing more queued
     for (ssize_t offset = 0; offset < n;) {
@@ -156,7 +156,7 @@ ChangeSet Watcher::poll(std::chrono::milliseconds timeout) {
   }
   if (rescan_) wait = std::chrono::milliseconds(0);
   if (wait.count() > 0) {
-    pollfd descriptor{fd_, POLLIN, 0};
+    pollfd descriptor{fd_.get(), POLLIN, 0};
     const auto millis = std::min<std::chrono::milliseconds::rep>(wait.count(), 60'000);
     if (::poll(&descriptor, 1, static_cast<int>(millis)) > 0) drain();
   }

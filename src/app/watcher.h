@@ -10,6 +10,7 @@
 #include "app/change_set.h"
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/unique_fd.h"
 
 namespace relay::app {
 
@@ -39,7 +40,7 @@ class Watcher {
   Watcher& operator=(const Watcher&) = delete;
 
   /// Readable when inotify events are waiting (for an external poll/epoll loop).
-  int fd() const { return fd_; }
+  int fd() const { return fd_.get(); }
 
   /// Waits up to `timeout` for file events (returns earlier when a debounce window ends),
   /// reads all that are queued, and returns the apps whose last change is at least `debounce`
@@ -56,8 +57,8 @@ class Watcher {
     int depth = 0;
   };
 
-  Watcher(int fd, std::filesystem::path root, Clock& clock, WatcherSettings settings)
-      : fd_(fd), root_(std::move(root)), clock_(clock), settings_(settings) {}
+  Watcher(UniqueFd fd, std::filesystem::path root, Clock& clock, WatcherSettings settings)
+      : fd_(std::move(fd)), root_(std::move(root)), clock_(clock), settings_(settings) {}
 
   bool watchRoot();
   void watchApp(const std::string& app);
@@ -68,7 +69,7 @@ class Watcher {
   void handle(int wd, std::uint32_t mask, const std::string& name);
   void markChanged(const std::string& app);
 
-  int fd_;
+  UniqueFd fd_;
   std::filesystem::path root_;
   Clock& clock_;
   WatcherSettings settings_;

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "common/c_free.h"
+#include "common/unique_fd.h"
 
 namespace relay::observability {
 namespace {
@@ -19,21 +20,6 @@ using std::chrono::milliseconds;
 
 constexpr std::size_t kMaxResponseBytes = 1024 * 1024;
 constexpr milliseconds kTick{100};  // poll slices, so the deadline on the Clock is noticed
-
-/// Closes the socket it holds.
-class Socket {
- public:
-  explicit Socket(int fd) : fd_(fd) {}
-  ~Socket() {
-    if (fd_ >= 0) ::close(fd_);
-  }
-  Socket(const Socket&) = delete;
-  Socket& operator=(const Socket&) = delete;
-  int get() const { return fd_; }
-
- private:
-  int fd_;
-};
 
 // Waits until `fd` is ready for `events`; false at the deadline.
 bool waitFor(Clock& clock, int fd, short events, MonoTime deadline) {
@@ -87,7 +73,7 @@ Result<HttpGetResponse> httpGet(const HttpAddress& address, std::string_view pat
   std::string failure = "no address";
   for (const addrinfo* candidate = list.get(); candidate != nullptr;
        candidate = candidate->ai_next) {
-    const Socket socket(
+    const UniqueFd socket(
         ::socket(candidate->ai_family, candidate->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
     if (socket.get() < 0) {
       failure = std::strerror(errno);

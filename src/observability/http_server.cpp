@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/c_free.h"
+#include "common/unique_fd.h"
 
 namespace relay::observability {
 namespace {
@@ -125,11 +126,8 @@ std::string errnoText(int error) { return std::strerror(error); }
 struct HttpServer::Client {
   enum class Phase { kReading, kWriting, kDraining };
   explicit Client(int descriptor, MonoTime until) : fd(descriptor), deadline(until) {}
-  ~Client() { ::close(fd); }
-  Client(const Client&) = delete;
-  Client& operator=(const Client&) = delete;
 
-  int fd;
+  UniqueFd fd;
   MonoTime deadline;
   Phase phase = Phase::kReading;
   bool done = false;
@@ -144,8 +142,6 @@ HttpServer::HttpServer(HttpServerSettings settings, Clock& clock)
 HttpServer::~HttpServer() {
   stop();
   clients_.clear();
-  if (listen_fd_ >= 0) ::close(listen_fd_);
-  if (wake_fd_ >= 0) ::close(wake_fd_);
 }
 
 Result<std::unique_ptr<HttpServer>> HttpServer::create(const HttpAddress& address,
@@ -166,36 +162,36 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(const HttpAddress& addres
   int last_error = EADDRNOTAVAIL;
   for (const addrinfo* candidate = list.get(); candidate != nullptr;
        candidate = candidate->ai_next) {
-    const int fd =
-        ::socket(candidate->ai_family, candidate->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
+    UniqueFd fd(
+        ::socket(candidate->ai_family, candidate->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (!fd.valid()) {
       last_error = errno;
       continue;
     }
     const int on = 1;
-    (void)::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
-    if (::bind(fd, candidate->ai_addr, candidate->ai_addrlen) == 0 && ::listen(fd, 128) == 0) {
-      server->listen_fd_ = fd;
+    (void)::setsockopt(fd.get(), SOL_SOCKET, SO_REUSEADDR, &on, sizeof on);
+    if (::bind(fd.get(), candidate->ai_addr, candidate->ai_addrlen) == 0 &&
+        ::listen(fd.get(), 128) == 0) {
+      server->listen_fd_ = std::move(fd);
       break;
     }
     last_error = errno;
-    ::close(fd);
   }
-  if (server->listen_fd_ < 0) {
+  if (!server->listen_fd_.valid()) {
     return Error::unavailable("cannot listen on " + address.toString() + ": " +
                               errnoText(last_error));
   }
   sockaddr_storage bound{};
   socklen_t length = sizeof bound;
-  if (::getsockname(server->listen_fd_, reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
+  if (::getsockname(server->listen_fd_.get(), reinterpret_cast<sockaddr*>(&bound), &length) != 0) {
     return Error::io("getsockname of " + address.toString() + ": " + errnoText(errno));
   }
   server->bound_ = address;
   server->bound_.port =
       ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(&bound)->sin6_port
                                         : reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
-  server->wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  if (server->wake_fd_ < 0) return Error::io("eventfd: " + errnoText(errno));
+  server->wake_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!server->wake_fd_.valid()) return Error::io("eventfd: " + errnoText(errno));
   return server;
 }
 
@@ -215,7 +211,7 @@ void HttpServer::stop() {
   if (!thread_.joinable()) return;
   const std::uint64_t one = 1;
   // An eventfd write of 8 bytes only fails on counter overflow, which one write cannot cause.
-  (void)!::write(wake_fd_, &one, sizeof one);
+  (void)!::write(wake_fd_.get(), &one, sizeof one);
   thread_.join();
 }
 
@@ -255,7 +251,7 @@ void HttpServer::respond(Client& client, const std::string& head) {
 void HttpServer::readFrom(Client& client) {
   char buffer[kReadChunk];
   while (!client.done) {
-    const ssize_t n = ::recv(client.fd, buffer, sizeof buffer, 0);
+    const ssize_t n = ::recv(client.fd.get(), buffer, sizeof buffer, 0);
     if (n == 0) {
       client.done = true;  // closed: before a whole request, or after our answer (draining)
       return;
@@ -285,7 +281,7 @@ void HttpServer::readFrom(Client& client) {
 
 void HttpServer::writeTo(Client& client) {
   while (client.sent < client.out.size()) {
-    const ssize_t n = ::send(client.fd, client.out.data() + client.sent,
+    const ssize_t n = ::send(client.fd.get(), client.out.data() + client.sent,
                              client.out.size() - client.sent, MSG_NOSIGNAL);
     if (n > 0) {
       client.sent += static_cast<std::size_t>(n);
@@ -298,13 +294,13 @@ void HttpServer::writeTo(Client& client) {
   }
   // Half-close and read until the client closes: closing with unread request bytes would make
   // the kernel send a reset that can destroy the response still in flight.
-  ::shutdown(client.fd, SHUT_WR);
+  ::shutdown(client.fd.get(), SHUT_WR);
   client.phase = Client::Phase::kDraining;
 }
 
 void HttpServer::acceptClients() {
   while (true) {
-    const int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       // Out of descriptors: the listening socket stays readable, so back off instead of
@@ -327,8 +323,8 @@ void HttpServer::serve() {
   std::vector<pollfd> fds;
   while (true) {
     fds.clear();
-    fds.push_back({wake_fd_, POLLIN, 0});
-    fds.push_back({listen_fd_, POLLIN, 0});
+    fds.push_back({wake_fd_.get(), POLLIN, 0});
+    fds.push_back({listen_fd_.get(), POLLIN, 0});
     for (const auto& [fd, client] : clients_) {
       fds.push_back(
           {fd, static_cast<short>(client->phase == Client::Phase::kWriting ? POLLOUT : POLLIN), 0});

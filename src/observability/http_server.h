@@ -11,6 +11,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/unique_fd.h"
 #include "observability/http_address.h"
 
 namespace relay::observability {
@@ -76,8 +77,8 @@ class HttpServer {
   HttpServerSettings settings_;
   Clock& clock_;
   HttpAddress bound_;
-  int listen_fd_ = -1;
-  int wake_fd_ = -1;  // eventfd: stop() writes it to end poll()
+  UniqueFd listen_fd_;
+  UniqueFd wake_fd_;  // eventfd: stop() writes it to end poll()
   std::map<std::string, HttpHandler, std::less<>> handlers_;
   std::map<int, std::unique_ptr<Client>> clients_;  // by fd; only the server thread touches it
   std::mutex thread_mutex_;

@@ -19,12 +19,19 @@
 namespace relay::runtime {
 namespace {
 
-void closeFd(int& fd) {
-  if (fd >= 0) ::close(fd);
-  fd = -1;
-}
-
 std::string errnoText(const char* what) { return std::string(what) + ": " + std::strerror(errno); }
+
+/// Both ends of a close-on-exec pipe.
+struct Pipe {
+  UniqueFd read;
+  UniqueFd write;
+};
+
+Result<Pipe> makePipe() {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) return Error::io(errnoText("pipe2"));
+  return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
+}
 
 // Writes the whole buffer or gives up (only used in the child before exec, and for errno).
 void writeAll(int fd, const void* data, std::size_t size) {
@@ -140,51 +147,44 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const LaunchOptions& o
   for (const std::string& var : options.env) envp.push_back(const_cast<char*>(var.c_str()));
   envp.push_back(nullptr);
 
-  std::array<int, 2> in{-1, -1}, out{-1, -1}, err{-1, -1}, status{-1, -1};
-  const auto closeAll = [&] {
-    for (auto* pipe : {&in, &out, &err, &status}) {
-      closeFd((*pipe)[0]);
-      closeFd((*pipe)[1]);
-    }
-  };
-  if (::pipe2(in.data(), O_CLOEXEC) != 0 || ::pipe2(out.data(), O_CLOEXEC) != 0 ||
-      ::pipe2(err.data(), O_CLOEXEC) != 0 || ::pipe2(status.data(), O_CLOEXEC) != 0) {
-    const Error error = Error::io(errnoText("pipe2"));
-    closeAll();
-    return error;
-  }
+  auto in = makePipe();
+  if (!in) return in.error();
+  auto out = makePipe();
+  if (!out) return out.error();
+  auto err = makePipe();
+  if (!err) return err.error();
+  auto status = makePipe();
+  if (!status) return status.error();
   const pid_t parent = ::getpid();
   const pid_t pid = ::fork();
-  if (pid < 0) {
-    const Error error = Error::unavailable(errnoText("fork"));
-    closeAll();
-    return error;
+  if (pid < 0) return Error::unavailable(errnoText("fork"));
+  if (pid == 0) {
+    runChild(options, argv.data(), envp.data(), in->read.get(), out->write.get(), err->write.get(),
+             status->write.get(), parent);
   }
-  if (pid == 0)
-    runChild(options, argv.data(), envp.data(), in[0], out[1], err[1], status[1], parent);
 
   std::unique_ptr<ChildProcess> child(new ChildProcess());
   child->pid_ = pid;
-  child->pidfd_ = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  closeFd(in[0]);
-  closeFd(out[1]);
-  closeFd(err[1]);
-  closeFd(status[1]);
-  child->stdin_fd_ = in[1];
-  child->stdout_fd_ = out[0];
-  child->stderr_fd_ = err[0];
+  child->pidfd_.reset(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  in->read.reset();
+  out->write.reset();
+  err->write.reset();
+  status->write.reset();
+  child->stdin_fd_ = std::move(in->write);
+  child->stdout_fd_ = std::move(out->read);
+  child->stderr_fd_ = std::move(err->read);
   int codes[2] = {0, 0};
   ssize_t got;
   do {
-    got = ::read(status[0], codes, sizeof codes);
+    got = ::read(status->read.get(), codes, sizeof codes);
   } while (got < 0 && errno == EINTR);
-  closeFd(status[0]);
+  status->read.reset();
   if (got == static_cast<ssize_t>(sizeof codes)) {
     // The child failed before exec; the destructor reaps it.
     return Error::unavailable("cannot start " + options.executable + ": " +
                               childStepName(codes[0]) + " failed: " + std::strerror(codes[1]));
   }
-  if (child->pidfd_ < 0) return Error::io(errnoText("pidfd_open"));
+  if (!child->pidfd_.valid()) return Error::io(errnoText("pidfd_open"));
   return child;
 }
 
@@ -194,10 +194,6 @@ ChildProcess::~ChildProcess() {
     ::kill(pid_, SIGKILL);
     (void)reap();
   }
-  closeFd(pidfd_);
-  closeFd(stdin_fd_);
-  closeFd(stdout_fd_);
-  closeFd(stderr_fd_);
 }
 
 void ChildProcess::signalGroup(int signal) const {
@@ -227,10 +223,10 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
     std::chrono::milliseconds timeout, const std::function<void(int)>& signal_tree) {
   using std::chrono::milliseconds;
   ScopedSigpipeBlock no_sigpipe;
-  for (int fd : {stdin_fd_, stdout_fd_, stderr_fd_}) {
-    ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) | O_NONBLOCK);
+  for (const UniqueFd* fd : {&stdin_fd_, &stdout_fd_, &stderr_fd_}) {
+    ::fcntl(fd->get(), F_SETFL, ::fcntl(fd->get(), F_GETFL) | O_NONBLOCK);
   }
-  if (input.empty()) closeFd(stdin_fd_);
+  if (input.empty()) stdin_fd_.reset();
   const MonoTime start = clock.monotonicNow();
   const MonoTime term_at = start + timeout;
   const MonoTime kill_at = term_at + kKillGrace;
@@ -240,13 +236,13 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
   bool kill_sent = false;
   std::array<char, 64 * 1024> buffer{};
 
-  while (!exited || stdout_fd_ >= 0 || stderr_fd_ >= 0) {
+  while (!exited || stdout_fd_.valid() || stderr_fd_.valid()) {
     const MonoTime now = clock.monotonicNow();
     if (exited && now >= drain_until) {
       out.finish();
       err.finish();
-      closeFd(stdout_fd_);
-      closeFd(stderr_fd_);
+      stdout_fd_.reset();
+      stderr_fd_.reset();
       break;
     }
     if (!exited && !term_sent && now >= term_at) {
@@ -259,8 +255,8 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
     }
     std::array<pollfd, 4> fds{};
     nfds_t count = 0;
-    const auto watch = [&](int fd, short events) {
-      if (fd >= 0) fds[count++] = {fd, events, 0};
+    const auto watch = [&](const UniqueFd& fd, short events) {
+      if (fd.valid()) fds[count++] = {fd.get(), events, 0};
     };
     watch(stdin_fd_, POLLOUT);
     watch(stdout_fd_, POLLIN);
@@ -276,29 +272,29 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
     for (nfds_t i = 0; i < count && ready > 0; ++i) {
       if (fds[i].revents == 0) continue;
       const int fd = fds[i].fd;
-      if (fd == pidfd_) {
+      if (fd == pidfd_.get()) {
         exited = true;
         drain_until = clock.monotonicNow() + kKillGrace;
         // One-shot: descendants left behind (daemonised children holding our pipes) die too.
         signal_tree(SIGKILL);
-      } else if (fd == stdin_fd_) {
+      } else if (fd == stdin_fd_.get()) {
         const ssize_t n = ::write(fd, input.data(), input.size());
         if (n > 0) input.remove_prefix(static_cast<std::size_t>(n));
-        if ((n < 0 && errno != EAGAIN && errno != EINTR) || input.empty()) closeFd(stdin_fd_);
+        if ((n < 0 && errno != EAGAIN && errno != EINTR) || input.empty()) stdin_fd_.reset();
       } else {
-        LineSplitter& splitter = fd == stdout_fd_ ? out : err;
-        int& owned = fd == stdout_fd_ ? stdout_fd_ : stderr_fd_;
+        LineSplitter& splitter = fd == stdout_fd_.get() ? out : err;
+        UniqueFd& owned = fd == stdout_fd_.get() ? stdout_fd_ : stderr_fd_;
         const ssize_t n = ::read(fd, buffer.data(), buffer.size());
         if (n > 0) {
           splitter.feed({buffer.data(), static_cast<std::size_t>(n)});
         } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
           splitter.finish();
-          closeFd(owned);
+          owned.reset();
         }
       }
     }
   }
-  closeFd(stdin_fd_);
+  stdin_fd_.reset();
   auto termination = reap();
   if (!termination.ok()) return termination;
   termination->timed_out = term_sent;

@@ -12,6 +12,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/unique_fd.h"
 #include "runtime/output_lines.h"
 
 namespace relay::runtime {
@@ -62,10 +63,10 @@ class ChildProcess {
   Result<Termination> reap();
 
   pid_t pid_ = -1;
-  int pidfd_ = -1;
-  int stdin_fd_ = -1;
-  int stdout_fd_ = -1;
-  int stderr_fd_ = -1;
+  UniqueFd pidfd_;
+  UniqueFd stdin_fd_;
+  UniqueFd stdout_fd_;
+  UniqueFd stderr_fd_;
   bool reaped_ = false;
 };
 

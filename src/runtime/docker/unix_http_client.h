@@ -6,8 +6,8 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/unique_fd.h"
 #include "runtime/docker/http_response_parser.h"
-#include "runtime/docker/unique_fd.h"
 
 namespace relay::runtime::docker {
 

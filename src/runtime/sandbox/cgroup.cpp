@@ -1,5 +1,6 @@
 #include "runtime/sandbox/cgroup.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -7,8 +8,9 @@
 #include <cerrno>
 #include <cmath>
 #include <cstring>
-#include <fstream>
 #include <sstream>
+
+#include "common/unique_fd.h"
 
 namespace relay::runtime {
 namespace {
@@ -17,22 +19,35 @@ namespace fs = std::filesystem;
 
 constexpr std::uint64_t kCpuPeriodMicros = 100'000;
 
+// Plain descriptors with O_CLOEXEC rather than fstreams (which open without it): another
+// thread may fork a handler at any moment.
 Status writeFile(const fs::path& file, const std::string& value) {
-  std::ofstream out(file);
-  out << value;
-  out.flush();
-  if (!out) {
+  const UniqueFd fd(::open(file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  ssize_t written = -1;
+  if (fd.valid()) {
+    do {
+      written = ::write(fd.get(), value.data(), value.size());
+    } while (written < 0 && errno == EINTR);
+  }
+  if (written != static_cast<ssize_t>(value.size())) {
     return Error::unavailable("cannot write \"" + value + "\" to " + file.string() + ": " +
                               std::strerror(errno));
   }
   return {};
 }
 
+// The whole file, or "" when it cannot be read.
 std::string readFile(const fs::path& file) {
-  std::ifstream in(file);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+  const UniqueFd fd(::open(file.c_str(), O_RDONLY | O_CLOEXEC));
+  std::string text;
+  if (!fd.valid()) return text;
+  char buffer[4096];
+  while (true) {
+    const ssize_t n = ::read(fd.get(), buffer, sizeof buffer);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return text;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
 }
 
 std::vector<pid_t> pidsIn(const fs::path& dir) {
