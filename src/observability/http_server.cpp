@@ -29,16 +29,30 @@ const char* reasonPhrase(int status) {
   switch (status) {
     case 200:
       return "OK";
+    case 204:
+      return "No Content";
     case 400:
       return "Bad Request";
+    case 401:
+      return "Unauthorized";
+    case 403:
+      return "Forbidden";
     case 404:
       return "Not Found";
     case 405:
       return "Method Not Allowed";
+    case 409:
+      return "Conflict";
+    case 413:
+      return "Content Too Large";
+    case 415:
+      return "Unsupported Media Type";
     case 431:
       return "Request Header Fields Too Large";
     case 500:
       return "Internal Server Error";
+    case 501:
+      return "Not Implemented";
     case 503:
       return "Service Unavailable";
     case 505:
@@ -48,75 +62,17 @@ const char* reasonPhrase(int status) {
   }
 }
 
-// Where the head of a request ends (just past its blank line), or npos while incomplete. Bare
-// LF line ends are tolerated (RFC 9112 section 2.2).
-std::size_t headEnd(std::string_view buffer) {
-  for (std::size_t i = buffer.find('\n'); i != std::string_view::npos;
-       i = buffer.find('\n', i + 1)) {
-    if (i + 1 < buffer.size() && buffer[i + 1] == '\n') return i + 2;
-    if (i + 2 < buffer.size() && buffer[i + 1] == '\r' && buffer[i + 2] == '\n') return i + 3;
-  }
-  return std::string_view::npos;
+std::string answer(const HttpReply& reply) {
+  std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + reasonPhrase(reply.status) +
+                    "\r\nContent-Type: " + reply.content_type +
+                    "\r\nContent-Length: " + std::to_string(reply.body.size()) +
+                    "\r\nCache-Control: no-store\r\nConnection: close\r\n";
+  for (const auto& [name, value] : reply.headers) out += name + ": " + value + "\r\n";
+  return out + "\r\n" + reply.body;
 }
 
-bool isTokenChar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
-
-bool isToken(std::string_view text) {
-  return !text.empty() && std::all_of(text.begin(), text.end(), isTokenChar);
-}
-
-// The request line and headers as far as this server cares: the method and the path.
-struct Head {
-  int error = 0;  // an HTTP status when the head is unacceptable
-  std::string method;
-  std::string path;
-};
-
-Head parseHead(std::string_view head, std::size_t max_headers) {
-  std::vector<std::string_view> lines;
-  while (!head.empty()) {
-    const std::size_t lf = head.find('\n');
-    std::string_view line = head.substr(0, lf);
-    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
-    lines.push_back(line);
-    head = lf == std::string_view::npos ? std::string_view() : head.substr(lf + 1);
-  }
-  while (!lines.empty() && lines.back().empty()) lines.pop_back();
-  if (lines.empty()) return {400, {}, {}};
-  const std::string_view request_line = lines.front();
-  const std::size_t first = request_line.find(' ');
-  const std::size_t second =
-      first == std::string_view::npos ? first : request_line.find(' ', first + 1);
-  if (second == std::string_view::npos ||
-      request_line.find(' ', second + 1) != std::string_view::npos) {
-    return {400, {}, {}};
-  }
-  Head parsed;
-  parsed.method = std::string(request_line.substr(0, first));
-  std::string_view target = request_line.substr(first + 1, second - first - 1);
-  const std::string_view version = request_line.substr(second + 1);
-  if (!isToken(parsed.method)) return {400, {}, {}};
-  if (version != "HTTP/1.1" && version != "HTTP/1.0") {
-    return {version.substr(0, 5) == "HTTP/" ? 505 : 400, {}, {}};
-  }
-  if (lines.size() - 1 > max_headers) return {431, {}, {}};
-  for (std::size_t i = 1; i < lines.size(); ++i) {
-    const std::string_view line = lines[i];
-    const std::size_t colon = line.find(':');
-    // No obsolete line folding, no whitespace before the colon, a token as the name.
-    if (colon == std::string_view::npos || !isToken(line.substr(0, colon))) return {400, {}, {}};
-  }
-  // Absolute form (`GET http://host/metrics`) is valid HTTP/1.1: keep only its path.
-  if (target.substr(0, 7) == "http://") {
-    const std::size_t slash = target.find('/', 7);
-    target = slash == std::string_view::npos ? std::string_view("/") : target.substr(slash);
-  }
-  if (target.empty() || target.front() != '/') return {400, {}, {}};
-  parsed.path = std::string(target.substr(0, target.find('?')));
-  return parsed;
+HttpReply errorReply(int status, const std::string& text) {
+  return {status, (text.empty() ? std::string(reasonPhrase(status)) : text) + "\n"};
 }
 
 std::string errnoText(int error) { return std::strerror(error); }
@@ -124,13 +80,18 @@ std::string errnoText(int error) { return std::strerror(error); }
 }  // namespace
 
 struct HttpServer::Client {
-  enum class Phase { kReading, kWriting, kDraining };
-  explicit Client(int descriptor, MonoTime until) : fd(descriptor), deadline(until) {}
+  // kHandling: a pool thread is answering; the connection is not polled meanwhile.
+  enum class Phase { kReading, kHandling, kWriting, kDraining };
+  Client(int descriptor, std::uint64_t number, MonoTime until)
+      : fd(descriptor), serial(number), deadline(until) {}
 
   UniqueFd fd;
+  std::uint64_t serial;
   MonoTime deadline;
   Phase phase = Phase::kReading;
   bool done = false;
+  std::size_t head_bytes = 0;  // once the head was parsed: its length
+  ParsedHead head;             // valid once head_bytes > 0
   std::string in;
   std::string out;
   std::size_t sent = 0;
@@ -191,17 +152,23 @@ Result<std::unique_ptr<HttpServer>> HttpServer::create(const HttpAddress& addres
       ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6*>(&bound)->sin6_port
                                         : reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
   server->wake_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
-  if (!server->wake_fd_.valid()) return Error::io("eventfd: " + errnoText(errno));
+  server->done_fd_.reset(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+  if (!server->wake_fd_.valid() || !server->done_fd_.valid()) {
+    return Error::io("eventfd: " + errnoText(errno));
+  }
   return server;
 }
 
-void HttpServer::handle(std::string path, HttpHandler handler) {
-  handlers_[std::move(path)] = std::move(handler);
+void HttpServer::handle(std::string path, HttpHandler handler, std::string method) {
+  handlers_[std::move(path)][std::move(method)] = std::move(handler);
 }
 
 Status HttpServer::start() {
   std::lock_guard lock(thread_mutex_);
   if (thread_.joinable()) return Error::internal("the HTTP server is already running");
+  for (std::size_t i = 0; i < settings_.handler_threads; ++i) {
+    pool_.emplace_back([this] { poolLoop(); });
+  }
   thread_ = std::thread([this] { serve(); });
   return {};
 }
@@ -213,39 +180,89 @@ void HttpServer::stop() {
   // An eventfd write of 8 bytes only fails on counter overflow, which one write cannot cause.
   (void)!::write(wake_fd_.get(), &one, sizeof one);
   thread_.join();
-}
-
-std::string HttpServer::answer(const HttpReply& reply, bool allow_header) const {
-  std::string out = "HTTP/1.1 " + std::to_string(reply.status) + " " + reasonPhrase(reply.status) +
-                    "\r\nContent-Type: " + reply.content_type +
-                    "\r\nContent-Length: " + std::to_string(reply.body.size()) +
-                    "\r\nCache-Control: no-store\r\nConnection: close\r\n";
-  if (allow_header) out += "Allow: GET\r\n";
-  return out + "\r\n" + reply.body;
-}
-
-void HttpServer::respond(Client& client, const std::string& head) {
-  const Head parsed = parseHead(head, settings_.max_headers);
-  bool allow = false;
-  HttpReply reply;
-  if (parsed.error != 0) {
-    reply = {parsed.error, std::string(reasonPhrase(parsed.error)) + "\n"};
-  } else if (parsed.method != "GET") {
-    reply = {405, "only GET is supported\n"};
-    allow = true;
-  } else if (const auto handler = handlers_.find(parsed.path); handler == handlers_.end()) {
-    reply = {404, "no such endpoint: " + parsed.path + "\n"};
-  } else {
-    try {
-      reply = handler->second();
-    } catch (const std::exception& error) {
-      // A throwing handler must not take the worker's server thread down with it.
-      reply = {500, std::string("handler failed: ") + error.what() + "\n"};
-    }
+  {
+    std::lock_guard pool_lock(pool_mutex_);
+    pool_stopping_ = true;
+    jobs_.clear();
   }
-  client.out = answer(reply, allow);
+  pool_wake_.notify_all();
+  for (std::thread& thread : pool_) thread.join();
+  pool_.clear();
+}
+
+HttpReply HttpServer::run(const HttpRequest& request) const {
+  const auto path = handlers_.find(request.path);
+  if (path == handlers_.end()) return errorReply(404, "no such endpoint: " + request.path);
+  const auto handler = path->second.find(request.method);
+  if (handler == path->second.end()) {
+    std::string allow;
+    for (const auto& [method, unused] : path->second) allow += (allow.empty() ? "" : ", ") + method;
+    HttpReply reply = errorReply(405, "only " + allow + " on " + request.path);
+    reply.headers.emplace_back("Allow", allow);
+    return reply;
+  }
+  try {
+    return handler->second(request);
+  } catch (const std::exception& error) {
+    // A throwing handler must not take the server thread (or a pool thread) down with it.
+    return errorReply(500, std::string("handler failed: ") + error.what());
+  }
+}
+
+void HttpServer::reply(Client& client, const HttpReply& reply) {
+  client.out = answer(reply);
   client.phase = Client::Phase::kWriting;
   writeTo(client);
+}
+
+void HttpServer::dispatch(Client& client) {
+  if (client.head.error != 0)
+    return reply(client, errorReply(client.head.error, client.head.error_text));
+  HttpRequest request = std::move(client.head.request);
+  request.body = client.in.substr(client.head_bytes, client.head.content_length);
+  if (settings_.handler_threads == 0) return reply(client, run(request));
+  client.phase = Client::Phase::kHandling;
+  {
+    std::lock_guard lock(pool_mutex_);
+    jobs_.push_back({client.fd.get(), client.serial, std::move(request)});
+  }
+  pool_wake_.notify_one();
+}
+
+void HttpServer::poolLoop() {
+  while (true) {
+    Job job;
+    {
+      std::unique_lock lock(pool_mutex_);
+      pool_wake_.wait(lock, [this] { return pool_stopping_ || !jobs_.empty(); });
+      if (pool_stopping_) return;
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    HttpReply answered = run(job.request);
+    {
+      std::lock_guard lock(pool_mutex_);
+      done_.push_back({job.fd, job.serial, std::move(answered)});
+    }
+    const std::uint64_t one = 1;
+    (void)!::write(done_fd_.get(), &one, sizeof one);
+  }
+}
+
+void HttpServer::collectDone() {
+  std::uint64_t count = 0;
+  (void)!::read(done_fd_.get(), &count, sizeof count);
+  std::vector<Done> finished;
+  {
+    std::lock_guard lock(pool_mutex_);
+    finished.swap(done_);
+  }
+  for (Done& done : finished) {
+    const auto found = clients_.find(done.fd);
+    // The connection may have timed out meanwhile, and its fd gone to a newer client.
+    if (found == clients_.end() || found->second->serial != done.serial) continue;
+    reply(*found->second, done.reply);
+  }
 }
 
 void HttpServer::readFrom(Client& client) {
@@ -261,20 +278,25 @@ void HttpServer::readFrom(Client& client) {
       if (errno != EAGAIN && errno != EWOULDBLOCK) client.done = true;
       return;
     }
-    if (client.phase == Client::Phase::kDraining) continue;
+    if (client.phase != Client::Phase::kReading) continue;
     client.in.append(buffer, static_cast<std::size_t>(n));
-    const std::size_t end = headEnd(client.in);
-    if (end != std::string::npos && end <= settings_.max_request_bytes) {
-      respond(client, client.in.substr(0, end));
-      return;
+    if (client.head_bytes == 0) {
+      const std::size_t end = headEnd(client.in);
+      if (end == std::string::npos || end > settings_.max_request_bytes) {
+        if (client.in.size() > settings_.max_request_bytes) {
+          return reply(client,
+                       errorReply(431, "request head larger than " +
+                                           std::to_string(settings_.max_request_bytes) + " bytes"));
+        }
+        continue;
+      }
+      client.head_bytes = end;
+      client.head = parseHead(std::string_view(client.in).substr(0, end), settings_.max_headers,
+                              settings_.max_body_bytes);
     }
-    if (client.in.size() > settings_.max_request_bytes) {
-      client.out = answer({431, "request head larger than " +
-                                    std::to_string(settings_.max_request_bytes) + " bytes\n"},
-                          false);
-      client.phase = Client::Phase::kWriting;
-      writeTo(client);
-      return;
+    if (client.head.error != 0 ||
+        client.in.size() >= client.head_bytes + client.head.content_length) {
+      return dispatch(client);
     }
   }
 }
@@ -314,8 +336,9 @@ void HttpServer::acceptClients() {
       ::close(fd);
       continue;
     }
-    clients_.emplace(
-        fd, std::make_unique<Client>(fd, clock_.monotonicNow() + settings_.request_timeout));
+    clients_.emplace(fd,
+                     std::make_unique<Client>(fd, ++next_serial_,
+                                              clock_.monotonicNow() + settings_.request_timeout));
   }
 }
 
@@ -325,9 +348,14 @@ void HttpServer::serve() {
     fds.clear();
     fds.push_back({wake_fd_.get(), POLLIN, 0});
     fds.push_back({listen_fd_.get(), POLLIN, 0});
+    fds.push_back({done_fd_.get(), POLLIN, 0});
     for (const auto& [fd, client] : clients_) {
-      fds.push_back(
-          {fd, static_cast<short>(client->phase == Client::Phase::kWriting ? POLLOUT : POLLIN), 0});
+      const Client::Phase phase = client->phase;
+      fds.push_back({fd,
+                     static_cast<short>(phase == Client::Phase::kWriting    ? POLLOUT
+                                        : phase == Client::Phase::kHandling ? 0
+                                                                            : POLLIN),
+                     0});
     }
     const int timeout = clients_.empty() ? -1 : static_cast<int>(kTick.count());
     if (::poll(fds.data(), fds.size(), timeout) < 0 && errno != EINTR) {
@@ -336,15 +364,18 @@ void HttpServer::serve() {
     }
     if (fds[0].revents != 0) break;
     if (fds[1].revents & POLLIN) acceptClients();
-    for (std::size_t i = 2; i < fds.size(); ++i) {
+    if (fds[2].revents & POLLIN) collectDone();
+    for (std::size_t i = 3; i < fds.size(); ++i) {
       if (fds[i].revents == 0) continue;
       const auto found = clients_.find(fds[i].fd);
       if (found == clients_.end()) continue;
       Client& client = *found->second;
       if (client.phase == Client::Phase::kWriting) {
         writeTo(client);
-      } else {
+      } else if (client.phase != Client::Phase::kHandling) {
         readFrom(client);
+      } else if (fds[i].revents & (POLLHUP | POLLERR)) {
+        client.done = true;  // gone while a pool thread answers: its reply is dropped
       }
     }
     const MonoTime now = clock_.monotonicNow();

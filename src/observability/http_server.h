@@ -1,31 +1,41 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstddef>
+#include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "observability/http_address.h"
+#include "observability/http_request.h"
 
 namespace relay::observability {
 
-/// What a handler answers; sent with Content-Length and `Connection: close`.
+/// What a handler answers; sent with Content-Length, `Cache-Control: no-store` and
+/// `Connection: close`, plus `headers` (e.g. Content-Security-Policy, Set-Cookie).
 struct HttpReply {
   int status = 200;
   std::string body;
   std::string content_type = "text/plain; charset=utf-8";
+  std::vector<std::pair<std::string, std::string>> headers = {};
 };
 
-/// Answers GET of one path. Runs on the server's thread: it must be quick and must not block
-/// on the network (the handlers read state other threads keep current).
-using HttpHandler = std::function<HttpReply()>;
+/// Answers one request of a registered path and method. With `handler_threads` 0 it runs on
+/// the server's thread and must be quick and must not block on the network (the worker's
+/// endpoints read state other threads keep current); with a pool it may block briefly (a
+/// Redis round trip), never for long: the connection's deadline keeps running.
+using HttpHandler = std::function<HttpReply(const HttpRequest&)>;
 
 /// Limits that keep a slow or hostile client from holding the server.
 struct HttpServerSettings {
@@ -36,11 +46,17 @@ struct HttpServerSettings {
   std::chrono::milliseconds request_timeout{5'000};
   /// Connections served at once; more are accepted and closed at once.
   std::size_t max_connections = 64;
+  /// A request body (Content-Length) larger than this gets 413; 0 accepts none.
+  std::size_t max_body_bytes = 0;
+  /// 0: handlers run on the server's thread. N: on a pool of N threads, so a handler that waits
+  /// on Redis does not hold up the other connections.
+  std::size_t handler_threads = 0;
 };
 
-/// A small HTTP/1.1 server for Relay's own endpoints (/metrics, /healthz, /readyz): one thread,
-/// poll-based, one request per connection, GET only (405 otherwise), 404 for unknown paths.
-/// Query strings are ignored. Deadlines come from the injected Clock.
+/// A small HTTP/1.1 server for Relay's own endpoints (/metrics, /healthz, /readyz) and the web
+/// console: one poll-based thread (plus an optional handler pool), one request per connection,
+/// exact paths (404 otherwise), the registered methods only (405 with Allow otherwise),
+/// Content-Length bodies up to a cap. Deadlines come from the injected Clock.
 class HttpServer {
  public:
   /// Binds and listens at `address` (a name resolves to its first address that binds). Fails
@@ -53,12 +69,14 @@ class HttpServer {
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
 
-  /// Registers the handler of `path` (exact match, e.g. "/metrics"). Call before start().
-  void handle(std::string path, HttpHandler handler);
+  /// Registers the handler of `method` on `path` (exact match, e.g. "/metrics"). Call before
+  /// start().
+  void handle(std::string path, HttpHandler handler, std::string method = "GET");
   /// Starts serving on a thread of its own. Call at most once.
   Status start();
-  /// Stops serving: open connections are closed and the thread joined. Thread-safe, idempotent;
-  /// blocks until the thread has ended (at most one poll tick).
+  /// Stops serving: open connections are closed and the threads joined. Thread-safe,
+  /// idempotent; blocks until the threads have ended (at most one poll tick, or the handlers
+  /// still running).
   void stop();
 
   /// The address actually bound: the port is the real one when 0 was asked for.
@@ -66,21 +84,47 @@ class HttpServer {
 
  private:
   struct Client;
+  /// A request handed to the pool; `serial` tells a reused fd's new client from the old one.
+  struct Job {
+    int fd = -1;
+    std::uint64_t serial = 0;
+    HttpRequest request;
+  };
+  struct Done {
+    int fd = -1;
+    std::uint64_t serial = 0;
+    HttpReply reply;
+  };
   HttpServer(HttpServerSettings settings, Clock& clock);
   void serve();
   void acceptClients();
   void readFrom(Client& client);
   void writeTo(Client& client);
-  void respond(Client& client, const std::string& head);
-  std::string answer(const HttpReply& reply, bool allow_header) const;
+  /// Parses the head; answers at once (errors, inline handlers) or hands the request over.
+  void dispatch(Client& client);
+  void reply(Client& client, const HttpReply& reply);
+  HttpReply run(const HttpRequest& request) const;
+  void poolLoop();
+  void collectDone();
 
   HttpServerSettings settings_;
   Clock& clock_;
   HttpAddress bound_;
   UniqueFd listen_fd_;
   UniqueFd wake_fd_;  // eventfd: stop() writes it to end poll()
-  std::map<std::string, HttpHandler, std::less<>> handlers_;
+  UniqueFd done_fd_;  // eventfd: a pool thread finished a request
+  // path -> method -> handler
+  std::map<std::string, std::map<std::string, HttpHandler>, std::less<>> handlers_;
   std::map<int, std::unique_ptr<Client>> clients_;  // by fd; only the server thread touches it
+  std::uint64_t next_serial_ = 0;
+
+  std::mutex pool_mutex_;
+  std::condition_variable pool_wake_;
+  std::deque<Job> jobs_;
+  std::vector<Done> done_;
+  bool pool_stopping_ = false;
+  std::vector<std::thread> pool_;
+
   std::mutex thread_mutex_;
   std::thread thread_;
 };

@@ -81,13 +81,13 @@ Status Worker::serveEndpoints() {
                               server.error().message);
   }
   http_ = std::move(server).value();
-  http_->handle("/metrics", [this] {
+  http_->handle("/metrics", [this](const observability::HttpRequest&) {
     return observability::HttpReply{200, metrics_.exposition(), kPrometheusContentType};
   });
-  http_->handle("/healthz", [this] {
+  http_->handle("/healthz", [this](const observability::HttpRequest&) {
     return healthReply(consumer_->redisReachable(), config_.redis.describe());
   });
-  http_->handle("/readyz", [this] {
+  http_->handle("/readyz", [this](const observability::HttpRequest&) {
     return readinessReply(housekeeper_->groupState(), *registry_->snapshot(), stopping_);
   });
   return {};

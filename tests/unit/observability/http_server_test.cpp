@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -66,11 +68,14 @@ class HttpServerTest : public ::testing::Test {
     auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock ? *clock : clock_);
     ASSERT_TRUE(created.ok()) << created.error().message;
     server_ = std::move(created).value();
-    server_->handle("/metrics", [] {
+    server_->handle("/metrics", [](const HttpRequest&) {
       return HttpReply{200, "relay_up 1\n", "text/plain; version=0.0.4; charset=utf-8"};
     });
-    server_->handle("/healthz", [this] { return HttpReply{health_.load(), "reason\n"}; });
-    server_->handle("/boom", []() -> HttpReply { throw std::runtime_error("handler bug"); });
+    server_->handle("/healthz", [this](const observability::HttpRequest&) {
+      return HttpReply{health_.load(), "reason\n"};
+    });
+    server_->handle(
+        "/boom", [](const HttpRequest&) -> HttpReply { throw std::runtime_error("handler bug"); });
     ASSERT_TRUE(server_->start().ok());
   }
   int port() const { return server_->address().port; }
@@ -121,9 +126,130 @@ TEST_F(HttpServerTest, UnknownPathIs404) {
   EXPECT_EQ(exchange("GET /metrics/ HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 404 ", 0), 0u);
 }
 
-TEST_F(HttpServerTest, QueryStringsAreIgnored) {
+TEST_F(HttpServerTest, AQueryStringDoesNotChangeTheRoute) {
   start();
   EXPECT_EQ(exchange("GET /metrics?x=1 HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200 ", 0), 0u);
+}
+
+TEST_F(HttpServerTest, HandlersSeeTheMethodQueryHeadersAndBody) {
+  HttpServerSettings settings;
+  settings.max_body_bytes = 64;
+  auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock_);
+  ASSERT_TRUE(created.ok());
+  server_ = std::move(created).value();
+  server_->handle(
+      "/echo",
+      [](const HttpRequest& request) {
+        const std::string* token = request.header("X-Token");
+        HttpReply reply{200, request.method + "|" + request.param("q").value_or("<none>") + "|" +
+                                 (token ? *token : "<none>") + "|" + request.body};
+        reply.headers.emplace_back("X-Extra", "yes");
+        return reply;
+      },
+      "POST");
+  ASSERT_TRUE(server_->start().ok());
+  const std::string response = exchange(
+      "POST /echo?q=a%20b+c&x=1 HTTP/1.1\r\nx-token:  secret \r\nContent-Length: 5\r\n\r\nhello");
+  EXPECT_EQ(response.rfind("HTTP/1.1 200 ", 0), 0u) << response;
+  EXPECT_NE(response.find("X-Extra: yes\r\n"), std::string::npos);
+  EXPECT_EQ(response.substr(response.find("\r\n\r\n") + 4), "POST|a b c|secret|hello");
+}
+
+TEST_F(HttpServerTest, ABodyArrivingAfterTheHeadIsWaitedFor) {
+  HttpServerSettings settings;
+  settings.max_body_bytes = 64;
+  auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock_);
+  ASSERT_TRUE(created.ok());
+  server_ = std::move(created).value();
+  server_->handle(
+      "/echo",
+      [](const HttpRequest& request) {
+        return HttpReply{200, request.body};
+      },
+      "POST");
+  ASSERT_TRUE(server_->start().ok());
+  RawClient client(port());
+  client.send("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\n01234");
+  client.send("56789");
+  const std::string response = client.readAll();
+  EXPECT_EQ(response.substr(response.size() - 10), "0123456789") << response;
+}
+
+TEST_F(HttpServerTest, ABodyLargerThanTheCapIs413AndChunkedIs501) {
+  HttpServerSettings settings;
+  settings.max_body_bytes = 8;
+  auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock_);
+  ASSERT_TRUE(created.ok());
+  server_ = std::move(created).value();
+  server_->handle(
+      "/echo",
+      [](const HttpRequest& request) {
+        return HttpReply{200, request.body};
+      },
+      "POST");
+  ASSERT_TRUE(server_->start().ok());
+  EXPECT_EQ(exchange("POST /echo HTTP/1.1\r\nContent-Length: 9\r\n\r\n123456789")
+                .rfind("HTTP/1.1 413 ", 0),
+            0u);
+  EXPECT_EQ(exchange("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n")
+                .rfind("HTTP/1.1 501 ", 0),
+            0u);
+  EXPECT_EQ(exchange("POST /echo HTTP/1.1\r\nContent-Length: x\r\n\r\n").rfind("HTTP/1.1 400 ", 0),
+            0u);
+}
+
+TEST_F(HttpServerTest, TheAllowHeaderListsTheRegisteredMethods) {
+  auto created = HttpServer::create({"127.0.0.1", 0}, {}, clock_);
+  ASSERT_TRUE(created.ok());
+  server_ = std::move(created).value();
+  const HttpHandler ok = [](const HttpRequest&) { return HttpReply{200, "ok"}; };
+  server_->handle("/thing", ok);
+  server_->handle("/thing", ok, "POST");
+  ASSERT_TRUE(server_->start().ok());
+  const std::string response = exchange("DELETE /thing HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(response.rfind("HTTP/1.1 405 ", 0), 0u);
+  EXPECT_NE(response.find("Allow: GET, POST\r\n"), std::string::npos) << response;
+  EXPECT_EQ(exchange("POST /thing HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200 ", 0), 0u);
+}
+
+TEST_F(HttpServerTest, WithAHandlerPoolASlowHandlerDoesNotHoldUpOtherRequests) {
+  HttpServerSettings settings;
+  settings.handler_threads = 2;
+  auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock_);
+  ASSERT_TRUE(created.ok());
+  server_ = std::move(created).value();
+  std::mutex mutex;
+  std::condition_variable changed;
+  bool release = false;
+  server_->handle("/slow", [&](const HttpRequest&) {
+    std::unique_lock lock(mutex);
+    changed.wait(lock, [&] { return release; });
+    return HttpReply{200, "slow"};
+  });
+  server_->handle("/fast", [](const HttpRequest&) { return HttpReply{200, "fast"}; });
+  ASSERT_TRUE(server_->start().ok());
+  RawClient slow(port());
+  slow.send("GET /slow HTTP/1.1\r\n\r\n");
+  const std::string fast = exchange("GET /fast HTTP/1.1\r\n\r\n");
+  EXPECT_EQ(fast.substr(fast.size() - 4), "fast");
+  {
+    std::lock_guard lock(mutex);
+    release = true;
+  }
+  changed.notify_all();
+  const std::string answered = slow.readAll();
+  EXPECT_EQ(answered.substr(answered.size() - 4), "slow") << answered;
+}
+
+TEST(HttpRequestParam, DecodesPercentEscapesAndPlusAndTakesTheFirstOccurrence) {
+  HttpRequest request;
+  request.query = "a=1&text=%3Cscript%3E+x&a=2&empty=&flag&bad=%zz%4";
+  EXPECT_EQ(request.param("a"), "1");
+  EXPECT_EQ(request.param("text"), "<script> x");
+  EXPECT_EQ(request.param("empty"), "");
+  EXPECT_EQ(request.param("flag"), "");
+  EXPECT_EQ(request.param("bad"), "%zz%4");
+  EXPECT_EQ(request.param("missing"), std::nullopt);
 }
 
 TEST_F(HttpServerTest, AbsoluteFormTargetsAreServedByTheirPath) {
@@ -264,7 +390,7 @@ TEST_F(HttpServerTest, ANonLocalAddressFailsToBind) {
 TEST_F(HttpServerTest, ServesOnIpv6Loopback) {
   auto created = HttpServer::create({"::1", 0}, {}, clock_);
   if (!created.ok()) GTEST_SKIP() << "no IPv6 loopback here: " << created.error().message;
-  (*created)->handle("/healthz", [] { return HttpReply{200, "ok\n"}; });
+  (*created)->handle("/healthz", [](const HttpRequest&) { return HttpReply{200, "ok\n"}; });
   ASSERT_TRUE((*created)->start().ok());
   EXPECT_EQ((*created)->address().toString(),
             "[::1]:" + std::to_string((*created)->address().port));
