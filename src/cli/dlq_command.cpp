@@ -12,8 +12,9 @@
 #include "cli/redis_session.h"
 #include "cli/table.h"
 #include "common/system_clock.h"
+#include "dlq/dead_letter_queue.h"
+#include "dlq/replayer.h"
 #include "runtime/runtime.h"
-#include "stream/invocation_spec.h"
 #include "stream/stream_entry.h"
 #include "stream/stream_id.h"
 #include "worker/runtime_factory.h"
@@ -71,23 +72,17 @@ bool validId(std::string_view id, std::string_view command, CommandContext& cont
 // The entry `id` of the DLQ, or nullopt (reported, exit 1) when it is missing or Redis failed.
 std::optional<stream::StreamEntry> readEntry(RedisSession& session, const std::string& id,
                                              std::string_view command, CommandContext& context) {
-  auto reply = session.redis->command({"XRANGE", session.keys.dlq(), id, id});
-  if (!reply.ok()) {
-    reportRedisError("dlq " + std::string(command), reply.error(), context);
+  auto found = dlq::DeadLetterQueue(*session.redis, session.keys.dlq()).find(id);
+  if (!found.ok()) {
+    reportRedisError("dlq " + std::string(command), found.error(), context);
     return std::nullopt;
   }
-  auto entries = stream::parseEntries(reply->view());
-  if (!entries.ok()) {
-    reportRedisError("dlq " + std::string(command), entries.error(), context);
-    return std::nullopt;
-  }
-  if (entries->empty()) {
+  if (!*found) {
     context.err << "relay dlq " << command << ": no entry " << id << " in " << session.keys.dlq()
                 << "\n";
     context.exit_code = kExitFailed;
-    return std::nullopt;
   }
-  return std::move(entries->front());
+  return std::move(found).value();
 }
 
 void runLs(const LsOptions& options, CommandContext& context) {
@@ -176,49 +171,10 @@ void runReplay(const EntryOptions& options, CommandContext& context) {
   if (!session) return;
   const auto entry = readEntry(*session, options.id, "replay", context);
   if (!entry) return;
-  const std::string app_name = field(*entry, "app");
-  const std::string handler = field(*entry, "handler");
-  if (app_name == "-" || app_name.empty()) {
-    context.err << "relay dlq replay: entry " << entry->id
-                << " records a message that never reached a handler ("
-                << shorten(field(*entry, "reason"), kReasonWidth)
-                << "): there is nothing to replay; inspect it and `relay dlq rm` it\n";
+  // Refused before the apps or the runtime are even looked at: nothing can run.
+  if (auto refused = dlq::Replayer::refusal(*entry)) {
+    context.err << "relay dlq replay: " << printable(*refused) << "\n";
     context.exit_code = kExitUsage;
-    return;
-  }
-  auto registry = app::Registry::create({session->config.apps, {}});
-  if (!registry.ok()) {
-    context.err << "relay dlq replay: " << registry.error().message << "\n";
-    context.exit_code = kExitFailed;
-    return;
-  }
-  const auto snapshot = (*registry)->snapshot();
-  const app::AppEntry* app_entry = snapshot->find(app_name);
-  if (app_entry == nullptr) {
-    context.err << "relay dlq replay: app \"" << printable(app_name) << "\" no longer exists in "
-                << snapshot->root().string() << "; the entry stays\n";
-    context.exit_code = kExitFailed;
-    return;
-  }
-  if (!app_entry->app) {
-    context.err << "relay dlq replay: app \"" << app_name
-                << "\" has no valid template now; the entry stays:\n";
-    for (const app::Diagnostic& diagnostic : app_entry->errors) {
-      context.err << diagnostic.toString() << "\n";
-    }
-    context.exit_code = kExitFailed;
-    return;
-  }
-  const app::App& app = *app_entry->app;
-  std::optional<Millis> timeout;
-  if (const app::Rule* rule = app.findRule(handler)) timeout = rule->timeout;
-  for (const app::Schedule& schedule : app.schedules) {
-    if (!timeout && schedule.handler == handler) timeout = schedule.timeout;
-  }
-  if (!timeout) {
-    context.err << "relay dlq replay: app \"" << app_name << "\" no longer has a handler \""
-                << printable(handler) << "\"; the entry stays\n";
-    context.exit_code = kExitFailed;
     return;
   }
   SystemClock clock;
@@ -230,53 +186,29 @@ void runReplay(const EntryOptions& options, CommandContext& context) {
     context.exit_code = kExitFailed;
     return;
   }
-  const runtime::Availability available =
-      (*backend)->availability(stream::availabilitySpec(app, handler));
-  if (!available.available) {
-    context.err << "relay dlq replay: the " << session->config.runtime << " runtime cannot run "
-                << app_name << " now: " << available.reason << "; the entry stays\n";
+  auto registry = app::Registry::create({session->config.apps, {}});
+  if (!registry.ok()) {
+    context.err << "relay dlq replay: " << registry.error().message << "\n";
     context.exit_code = kExitFailed;
     return;
   }
-  long long attempts = 0;
-  const std::string recorded = field(*entry, "handler_attempts");
-  (void)std::from_chars(recorded.data(), recorded.data() + recorded.size(), attempts);
-  const std::string event = field(*entry, "event");
-  // The original message id keeps RELAY_INVOCATION_ID the idempotency key it was.
-  const runtime::InvocationSpec spec =
-      stream::invocationSpec(app, handler, *timeout, field(*entry, "original_id"),
-                             static_cast<int>(attempts) + 1, runtime::Trigger::kReplay, event);
+  const auto snapshot = (*registry)->snapshot();
   PrintSink sink(context.out);
-  const Result<runtime::Outcome> outcome = (*backend)->run(spec, sink);
-  if (!outcome.ok()) {
-    context.err << "relay dlq replay: the " << session->config.runtime
-                << " runtime could not run it: " << outcome.error().message
-                << "; the entry stays\n";
-    context.exit_code = kExitFailed;
-    return;
+  const dlq::ReplayResult replayed =
+      dlq::Replayer(*snapshot, **backend)
+          .replay(*session->redis, session->keys.dlq(), *entry, sink);
+  switch (replayed.verdict) {
+    case dlq::ReplayResult::Verdict::kSucceeded:
+      context.out << printable(replayed.message) << "\n";
+      return;
+    case dlq::ReplayResult::Verdict::kRefused:
+      context.exit_code = kExitUsage;
+      break;
+    default:
+      context.exit_code = kExitFailed;
+      break;
   }
-  const std::string took =
-      std::to_string(std::chrono::duration<double>(outcome->duration).count()) + "s";
-  if (!outcome->succeeded) {
-    context.err << "relay dlq replay: " << app_name << "/" << handler << " failed ("
-                << outcome->reason << ", " << took << "); entry " << entry->id << " stays in "
-                << session->keys.dlq() << "\n";
-    context.exit_code = kExitFailed;
-    return;
-  }
-  auto removed = session->redis->command({"XDEL", session->keys.dlq(), entry->id});
-  if (!removed.ok()) {
-    context.err << "relay dlq replay: " << app_name << "/" << handler << " succeeded (" << took
-                << ") but removing entry " << entry->id << " failed: " << removed.error().message
-                << "\n";
-    context.exit_code = kExitFailed;
-    return;
-  }
-  context.out << "replayed " << entry->id << ": " << app_name << "/" << handler << " succeeded in "
-              << took << "; "
-              << (removed->integer().ok() && *removed->integer() == 1
-                      ? "removed it from " + session->keys.dlq()
-                      : "it was already gone from " + session->keys.dlq())
+  context.err << "relay dlq replay: " << printable(replayed.message, /*keep_newlines=*/true)
               << "\n";
 }
 
@@ -284,9 +216,9 @@ void runRm(const EntryOptions& options, CommandContext& context) {
   if (!validId(options.id, "rm", context)) return;
   auto session = openRedisSession("dlq rm", {}, context);
   if (!session) return;
-  auto removed = session->redis->command({"XDEL", session->keys.dlq(), options.id});
+  auto removed = dlq::DeadLetterQueue(*session->redis, session->keys.dlq()).remove({options.id});
   if (!removed.ok()) return reportRedisError("dlq rm", removed.error(), context);
-  if (!removed->integer().ok() || *removed->integer() == 0) {
+  if (*removed == 0) {
     context.err << "relay dlq rm: no entry " << options.id << " in " << session->keys.dlq() << "\n";
     context.exit_code = kExitFailed;
     return;

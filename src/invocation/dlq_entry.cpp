@@ -10,6 +10,7 @@ std::vector<std::pair<std::string, std::string>> DlqEntry::fields() const {
       {"consumer", consumer},
       {"event", event},
       {"reason", reason},
+      {"kind", kind},
       {"app", app},
       {"handler", handler},
       {"deliveries", std::to_string(deliveries)},

@@ -1,12 +1,20 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 namespace relay::invocation {
 
-/// One dead-letter entry; the fields of events.md "Dead-letter queue", in that order.
+/// Why an entry was dead-lettered (its `kind` field, docs/pipeline.md): only a `handler` entry
+/// names a handler that ran and can be replayed.
+inline constexpr std::string_view kDlqKindHandler = "handler";      // exhausted its attempts
+inline constexpr std::string_view kDlqKindMalformed = "malformed";  // not a JSON object event
+inline constexpr std::string_view kDlqKindOversized = "oversized";  // over MAX_EVENT_BYTES
+inline constexpr std::string_view kDlqKindSchedule = "schedule";    // a malformed occurrence
+
+/// One dead-letter entry: the fields of docs/pipeline.md "Dead-letter entries", in that order.
 struct DlqEntry {
   std::string original_stream;
   std::string original_id;
@@ -14,6 +22,7 @@ struct DlqEntry {
   std::string consumer;
   std::string event;   // the raw event value, or a short summary for an oversized one
   std::string reason;  // `exit 3`, `timeout 20s`, `malformed: ...`, `oversized: ...`
+  std::string kind;    // one of the kDlqKind* names
   std::string app;     // `-` for a malformed message
   std::string handler;
   long long deliveries = 0;        // the PEL delivery count: diagnostic only

@@ -80,7 +80,9 @@ Delivery Dispatcher::process(redis::Connection& redis, const StreamEntry& entry,
   if (decoded.kind != DecodedMessage::Kind::kEvent) {
     const bool oversized = decoded.kind == DecodedMessage::Kind::kOversized;
     return deadLetterMessage(
-        redis, entry, {oversized ? "oversized" : "malformed", decoded.reason, decoded.dlq_event});
+        redis, entry,
+        {oversized ? invocation::kDlqKindOversized : invocation::kDlqKindMalformed, decoded.reason,
+         decoded.dlq_event});
   }
   const std::shared_ptr<const Classifier> rules = classifier();
   const std::vector<Match> matches =
@@ -123,7 +125,7 @@ Delivery Dispatcher::processSchedule(redis::Connection& redis, const StreamEntry
       logger_.info("obsolete schedule occurrence acknowledged", fields);
       return acknowledge(redis, entry.id, /*has_state=*/false);
     case ScheduleAdmission::Verdict::kMalformed: {
-      Unrunnable what{"schedule", admission.reason, admission.dlq_event};
+      Unrunnable what{invocation::kDlqKindSchedule, admission.reason, admission.dlq_event};
       if (admission.app) what.app = admission.app->name;
       if (admission.schedule) what.handler = admission.schedule->handler;
       return deadLetterMessage(redis, entry, what);
@@ -298,6 +300,7 @@ bool Dispatcher::writeOwedEntries(redis::Connection& redis, const StreamEntry& e
     const std::string* raw = entry.find("event");
     dlq.event = raw ? *raw : std::string();
     dlq.reason = invocation.reason;
+    dlq.kind = invocation::kDlqKindHandler;
     dlq.app = invocation.app->name;
     dlq.handler = invocation.handler;
     dlq.deliveries = deliveries;
@@ -325,7 +328,7 @@ bool Dispatcher::writeOwedEntries(redis::Connection& redis, const StreamEntry& e
 
 Delivery Dispatcher::deadLetterMessage(redis::Connection& redis, const StreamEntry& entry,
                                        const Unrunnable& what) {
-  const bool oversized = what.kind == "oversized";
+  const bool oversized = what.kind == invocation::kDlqKindOversized;
   metrics_.countEvent(oversized ? "oversized" : "malformed");
   invocation::DlqEntry dlq;
   dlq.original_stream = store_.keys().stream;
@@ -334,6 +337,7 @@ Delivery Dispatcher::deadLetterMessage(redis::Connection& redis, const StreamEnt
   dlq.consumer = settings_.consumer;
   dlq.event = what.event;
   dlq.reason = what.reason;
+  dlq.kind = what.kind;
   dlq.app = what.app;
   dlq.handler = what.handler;
   dlq.deliveries = deliveryCount(redis, entry.id);
@@ -352,14 +356,15 @@ Delivery Dispatcher::deadLetterMessage(redis::Connection& redis, const StreamEnt
     metrics_.countDlqEntry(what.kind);
     stats_.recordDeadLetter(redis, dlq.app, dlq.handler);
   }
-  logger_.warn(std::string(what.kind == "schedule" ? "malformed schedule occurrence"
-                           : oversized             ? "oversized message"
-                                                   : "malformed message") +
-                   " dead-lettered",
-               {{"message_id", entry.id},
-                {"app", what.app},
-                {"handler", what.handler},
-                {"reason", what.reason}});
+  logger_.warn(
+      std::string(what.kind == invocation::kDlqKindSchedule ? "malformed schedule occurrence"
+                  : oversized                               ? "oversized message"
+                                                            : "malformed message") +
+          " dead-lettered",
+      {{"message_id", entry.id},
+       {"app", what.app},
+       {"handler", what.handler},
+       {"reason", what.reason}});
   return acknowledge(redis, entry.id, /*has_state=*/true);
 }
 
