@@ -51,6 +51,7 @@ TEST_F(DeadLetter, MalformedMessagesGoStraightToTheDlqWithoutRunningAHandler) {
   for (std::size_t i = 0; i < cases.size(); ++i) {
     EXPECT_NE(entries[i].at("reason").find(cases[i].second), std::string::npos)
         << entries[i].at("reason");
+    EXPECT_EQ(entries[i].at("kind"), "malformed");
     EXPECT_EQ(entries[i].at("app"), "-");
     EXPECT_EQ(entries[i].at("handler"), "-");
     EXPECT_EQ(entries[i].at("handler_attempts"), "0");
@@ -81,6 +82,7 @@ TEST_F(DeadLetter, OversizedEventIsDeadLetteredWithASummary) {
       << entries[0].at("reason");
   EXPECT_NE(entries[0].at("reason").find("1KiB"), std::string::npos);
   EXPECT_LT(entries[0].at("event").size(), 400u);
+  EXPECT_EQ(entries[0].at("kind"), "oversized");
   EXPECT_EQ(pendingCount(), 0);
   EXPECT_EQ(metrics_.value("relay_events_total", {{"outcome", "oversized"}}), 1);
 }
@@ -105,6 +107,7 @@ TEST_F(DeadLetter, ExhaustedInvocationsGetOneCorrectlyAttributedEntryEach) {
     EXPECT_EQ(e.at("consumer"), "worker-1");
     EXPECT_EQ(e.at("event"), event);
     EXPECT_EQ(e.at("reason"), std::string("exit 7 from ") + apps[i]);
+    EXPECT_EQ(e.at("kind"), "handler");
     EXPECT_EQ(e.at("app"), apps[i]);
     EXPECT_EQ(e.at("handler"), "bin/a.sh");
     EXPECT_EQ(e.at("handler_attempts"), "2");

@@ -87,6 +87,7 @@ TEST_F(ScheduleDispatch, AnExhaustedOccurrenceIsDeadLetteredThenAcknowledged) {
   EXPECT_EQ(entries[0].at("app"), "reports");
   EXPECT_EQ(entries[0].at("handler"), "bin/nightly.sh");
   EXPECT_EQ(entries[0].at("reason"), "exit 9");
+  EXPECT_EQ(entries[0].at("kind"), "handler");
   EXPECT_EQ(entries[0].at("handler_attempts"), "2");
   EXPECT_EQ(entries[0].at("event"), kNightly.payload(kNightlyPayload));
   EXPECT_EQ(marker(id, "reports/bin/nightly.sh").substr(0, 12), "exhausted:2:");
@@ -143,6 +144,7 @@ TEST_F(ScheduleDispatch, AMalformedOccurrenceIsDeadLetteredAndNeverRunAsAnEvent)
         << entries[i].at("reason");
     EXPECT_NE(entries[i].at("reason").find(cases[i].second), std::string::npos)
         << entries[i].at("reason");
+    EXPECT_EQ(entries[i].at("kind"), "schedule");
     EXPECT_EQ(entries[i].at("app"), "-");
     EXPECT_EQ(entries[i].at("handler"), "-");
     EXPECT_EQ(entries[i].at("handler_attempts"), "0");
