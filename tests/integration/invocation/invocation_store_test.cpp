@@ -51,6 +51,7 @@ class InvocationStoreTest : public testing::RedisTest {
     e.consumer = "w1";
     e.event = "{}";
     e.reason = "exit 3";
+    e.kind = "handler";
     e.app = "app";
     e.handler = "h";
     e.deliveries = 4;
@@ -129,8 +130,8 @@ TEST_F(InvocationStoreTest, DlqEntryCarriesEveryDocumentedField) {
     names.emplace_back(*(*fields)[i].string());
   }
   EXPECT_EQ(names, (std::vector<std::string>{"original_stream", "original_id", "group", "consumer",
-                                             "event", "reason", "app", "handler", "deliveries",
-                                             "handler_attempts", "timestamp"}));
+                                             "event", "reason", "kind", "app", "handler",
+                                             "deliveries", "handler_attempts", "timestamp"}));
   EXPECT_EQ(marker("1-0", "-/-"), "exhausted:0:-:dlq");
   EXPECT_EQ(*store_.writeDlq(*redis_, "1-0", std::string(kMalformedField), entry()),
             Transition::kExists);

@@ -94,7 +94,7 @@ TEST(HealthCommand, AnswersFromTheWorkersHealthz) {
   auto server = observability::HttpServer::create({"127.0.0.1", 0}, {}, clock);
   ASSERT_TRUE(server.ok());
   std::atomic<int> status = 200;
-  (*server)->handle("/healthz", [&status] {
+  (*server)->handle("/healthz", [&status](const observability::HttpRequest&) {
     const int now = status.load();
     return observability::HttpReply{now, now == 200 ? "ok\n" : "redis down\nmore\n"};
   });
