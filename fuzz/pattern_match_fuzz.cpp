@@ -1,8 +1,8 @@
 // libFuzzer target: the matcher on a (pattern, event) pair. The input is the pattern's YAML,
 // a NUL byte, then the event's JSON. When both are valid, the RuleIndex over the pattern, a
 // fixed decoy rule and the pattern again must agree with the reference evaluator on every one
-// of those rules (a mismatch aborts), whatever the cut-off instant. The decoy is an ordinary
-// rule: an event may match it too, and then the index must say so.
+// of those rules, and so must explain() (a mismatch aborts), whatever the cut-off instant. The
+// decoy is an ordinary rule: an event may match it too, and then the index must say so.
 #include <yaml-cpp/yaml.h>
 
 #include <cstddef>
@@ -17,6 +17,7 @@
 #include "event/event.h"
 #include "pattern/compiler.h"
 #include "pattern/evaluator.h"
+#include "pattern/explain.h"
 #include "pattern/rule_index.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -49,7 +50,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const relay::Instant instant = *relay::parseRfc3339(now);
     std::vector<std::uint32_t> want;
     for (std::uint32_t rule = 0; rule < rules.size(); ++rule) {
-      if (relay::pattern::matches(*rules[rule], *event, instant)) want.push_back(rule);
+      const bool matched = relay::pattern::matches(*rules[rule], *event, instant);
+      if (relay::pattern::explain(*rules[rule], *event, instant).matched != matched) std::abort();
+      if (matched) want.push_back(rule);
     }
     std::vector<std::uint32_t> got;
     index.match(*event, instant, got);

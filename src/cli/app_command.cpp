@@ -237,35 +237,8 @@ void runInspect(const InspectOptions& options, CommandContext& context) {
   const auto& registry = loaded->registry;
   if (!registry) return;
   const auto snapshot = registry->snapshot();
-  const app::AppEntry* entry = snapshot->find(options.name);
-  if (entry == nullptr) {
-    const auto ignored = std::find_if(
-        snapshot->ignored().begin(), snapshot->ignored().end(),
-        [&options](const app::IgnoredDir& dir) { return dir.dir.filename() == options.name; });
-    if (ignored != snapshot->ignored().end()) {
-      context.err << "relay app inspect: " << ignored->dir.string()
-                  << " is not an app: " << ignored->reason << "\n";
-    } else {
-      std::string known;
-      for (const app::AppEntry& app : snapshot->apps()) {
-        known += (known.empty() ? "" : ", ") + app.name;
-      }
-      context.err << "relay app inspect: no app named \"" << options.name << "\" in "
-                  << snapshot->root().string() << " (apps: " << (known.empty() ? "none" : known)
-                  << ")\n";
-    }
-    context.exit_code = kExitFailed;
-    return;
-  }
-  if (!entry->app) {
-    context.err << "relay app inspect: app \"" << entry->name
-                << "\" has no valid template; nothing is loaded:\n";
-    for (const app::Diagnostic& diagnostic : entry->errors) {
-      context.err << diagnostic.toString() << "\n";
-    }
-    context.exit_code = kExitUsage;
-    return;
-  }
+  const app::AppEntry* entry = findLoadedApp(*snapshot, options.name, "app inspect", context);
+  if (entry == nullptr) return;
   const WallTime now = SystemClock().now();
   if (options.json) {
     context.out << dump(inspectJson(*entry, now)) << "\n";

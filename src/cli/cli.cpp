@@ -17,6 +17,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   addAppCommand(root, context);
   addStartCommand(root, context);
   addInvokeCommand(root, context);
+  addExplainCommand(root, context);
   addDlqCommand(root, context);
   addStatsCommand(root, context);
   addHealthCommand(root, context);

@@ -28,6 +28,8 @@ void addAppCommand(CLI::App& root, CommandContext& context);
 void addStartCommand(CLI::App& root, CommandContext& context);
 /// `app invoke`: registered after addAppCommand(), under its `app` group.
 void addInvokeCommand(CLI::App& root, CommandContext& context);
+/// `app explain`: registered after addAppCommand(), under its `app` group.
+void addExplainCommand(CLI::App& root, CommandContext& context);
 void addDlqCommand(CLI::App& root, CommandContext& context);
 void addStatsCommand(CLI::App& root, CommandContext& context);
 void addHealthCommand(CLI::App& root, CommandContext& context);

@@ -51,14 +51,8 @@ void invoke(const InvokeOptions& options, CommandContext& context) {
   auto loaded = loadApps(options.flags, "app invoke", clock, context);
   if (!loaded) return;
   const auto snapshot = loaded->registry->snapshot();
-  const app::AppEntry* entry = snapshot->find(options.name);
-  if (entry == nullptr || !entry->app) {
-    context.err << "relay app invoke: no app named \"" << options.name << "\" in "
-                << snapshot->root().string()
-                << (entry ? " (its template is invalid; run relay validate)" : "") << "\n";
-    context.exit_code = kExitFailed;
-    return;
-  }
+  const app::AppEntry* entry = findLoadedApp(*snapshot, options.name, "app invoke", context);
+  if (entry == nullptr) return;
   const app::App& app = *entry->app;
   const Instant now = Instant::fromWallTime(clock.now());
   const std::string message_id =

@@ -1,5 +1,6 @@
 #include "cli/loaded_apps.h"
 
+#include <algorithm>
 #include <fstream>
 #include <iterator>
 #include <sstream>
@@ -40,6 +41,40 @@ std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view comma
   }
   loaded.registry = std::move(registry).value();
   return loaded;
+}
+
+const app::AppEntry* findLoadedApp(const app::Snapshot& snapshot, const std::string& name,
+                                   std::string_view command, CommandContext& context) {
+  const app::AppEntry* entry = snapshot.find(name);
+  if (entry == nullptr) {
+    const auto ignored =
+        std::find_if(snapshot.ignored().begin(), snapshot.ignored().end(),
+                     [&name](const app::IgnoredDir& dir) { return dir.dir.filename() == name; });
+    if (ignored != snapshot.ignored().end()) {
+      context.err << "relay " << command << ": " << ignored->dir.string()
+                  << " is not an app: " << ignored->reason << "\n";
+    } else {
+      std::string known;
+      for (const app::AppEntry& app : snapshot.apps()) {
+        known += (known.empty() ? "" : ", ") + app.name;
+      }
+      context.err << "relay " << command << ": no app named \"" << name << "\" in "
+                  << snapshot.root().string() << " (apps: " << (known.empty() ? "none" : known)
+                  << ")\n";
+    }
+    context.exit_code = kExitFailed;
+    return nullptr;
+  }
+  if (!entry->app) {
+    context.err << "relay " << command << ": app \"" << entry->name
+                << "\" has no valid template; nothing is loaded:\n";
+    for (const app::Diagnostic& diagnostic : entry->errors) {
+      context.err << diagnostic.toString() << "\n";
+    }
+    context.exit_code = kExitUsage;
+    return nullptr;
+  }
+  return entry;
 }
 
 Result<std::string> readEventArgument(const std::string& value, std::istream& stdin_stream) {

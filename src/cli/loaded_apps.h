@@ -23,6 +23,12 @@ struct LoadedApps {
 std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view command, Clock& clock,
                                    CommandContext& context);
 
+/// The app `name` of `snapshot` with valid rules. Otherwise writes `relay <command>: ...` (no
+/// such app, listing the apps there, exit 1; a directory that is not an app, exit 1; an app
+/// whose template is invalid, with its errors, exit 2) and returns null.
+const app::AppEntry* findLoadedApp(const app::Snapshot& snapshot, const std::string& name,
+                                   std::string_view command, CommandContext& context);
+
 /// Reads `--event JSON|@FILE`, or stdin when `value` is empty or `@-`. Fails with a message.
 Result<std::string> readEventArgument(const std::string& value, std::istream& stdin_stream);
 

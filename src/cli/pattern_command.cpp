@@ -10,11 +10,12 @@
 #include <memory>
 #include <sstream>
 
+#include "cli/explanation_json.h"
 #include "common/rfc3339.h"
 #include "common/system_clock.h"
 #include "event/event.h"
 #include "pattern/compiler.h"
-#include "pattern/evaluator.h"
+#include "pattern/explain.h"
 
 namespace relay::cli {
 namespace {
@@ -98,9 +99,18 @@ void runPatternTest(const PatternTestOptions& options, std::istream& in, const C
     context.err << kName << ": invalid event: " << event.error().message << "\n";
     return;
   }
-  const bool matched = pattern::matches(*compiled, *event, now);
-  context.out << (matched ? "match\n" : "no match\n");
-  context.exit_code = matched ? kExitOk : kExitFailed;
+  const pattern::Explanation explanation = pattern::explain(*compiled, *event, now);
+  if (options.json) {
+    context.out << explanationJson(explanation)
+                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
+                << "\n";
+  } else {
+    context.out << (explanation.matched ? "match\n" : "no match\n");
+    if (options.explain && explanation.failure) {
+      context.out << explanation.failure->toString() << "\n";
+    }
+  }
+  context.exit_code = explanation.matched ? kExitOk : kExitFailed;
 }
 
 void addPatternCommand(CLI::App& root, CommandContext& context) {
@@ -116,6 +126,10 @@ void addPatternCommand(CLI::App& root, CommandContext& context) {
       ->required();
   CLI::Option* now_option =
       test->add_option("--now", *now, "RFC 3339 instant for now() (default: the clock)");
+  test->add_flag("--explain", options->explain,
+                 "On no match, also print the first condition that failed and the event's value");
+  test->add_flag("--json", options->json,
+                 "Print one JSON object: match, and path/got/wanted/reason on no match");
   test->callback([options, now, now_option, &context] {
     if (now_option->count() > 0) options->now = *now;
     const SystemClock clock;

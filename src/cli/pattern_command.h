@@ -14,11 +14,14 @@ struct PatternTestOptions {
   std::string pattern;             // a file holding the pattern map, or "-" for stdin
   std::string event;               // JSON text, or @FILE (@- for stdin)
   std::optional<std::string> now;  // RFC 3339; the clock's time when absent
+  bool explain = false;            // also print the first failing condition
+  bool json = false;               // one JSON object instead of text
 };
 
-/// Runs `relay pattern test`: prints "match" (exit 0) or "no match" (exit 1); every pattern
-/// error as FILE:LINE:COL: path: message, an invalid event or --now, exit 2. `in` stands for
-/// stdin and `clock` gives now() when --now is absent (both injected for tests).
+/// Runs `relay pattern test`: prints "match" (exit 0) or "no match" (exit 1), with --explain
+/// also the first failing condition (docs/patterns.md "Why an event does not match"); every
+/// pattern error as FILE:LINE:COL: path: message, an invalid event or --now, exit 2. `in` stands
+/// for stdin and `clock` gives now() when --now is absent (both injected for tests).
 void runPatternTest(const PatternTestOptions& options, std::istream& in, const Clock& clock,
                     CommandContext& context);
 

@@ -112,4 +112,19 @@ std::string formatRfc3339(WallTime time) { return format(time, false); }
 
 std::string formatRfc3339Millis(WallTime time) { return format(time, true); }
 
+std::string formatInstant(Instant instant) {
+  using namespace std::chrono;
+  const sys_seconds at{seconds(instant.seconds)};
+  const auto day = floor<days>(at);
+  const year_month_day ymd(day);
+  const hh_mm_ss hms(at - day);
+  char buffer[40];
+  std::snprintf(buffer, sizeof buffer, "%04d-%02u-%02uT%02d:%02d:%02lldZ",
+                static_cast<int>(ymd.year()), static_cast<unsigned>(ymd.month()),
+                static_cast<unsigned>(ymd.day()), static_cast<int>(hms.hours().count()),
+                static_cast<int>(hms.minutes().count()),
+                static_cast<long long>(hms.seconds().count()));
+  return buffer;
+}
+
 }  // namespace relay

@@ -32,4 +32,7 @@ std::string formatRfc3339(WallTime time);
 /// Formats as `YYYY-MM-DDTHH:MM:SS.mmmZ` (milliseconds, UTC).
 std::string formatRfc3339Millis(WallTime time);
 
+/// Formats an instant of any year 0000-9999 as `YYYY-MM-DDTHH:MM:SSZ` (whole seconds, UTC).
+std::string formatInstant(Instant instant);
+
 }  // namespace relay

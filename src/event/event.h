@@ -72,6 +72,11 @@ class Value {
     return detail::parseJsonNumber(text());
   }
   bool boolean() const { return type() == Type::kTrue; }
+  /// A number's token exactly as the event wrote it (`1.50`, `1e400`).
+  std::string_view numberText() const {
+    assert(isNumber() && "Value::numberText() on a non-number");
+    return text();
+  }
   /// Members of an object or elements of an array; 0 for scalars.
   std::size_t size() const;
 

@@ -51,19 +51,19 @@ bool alternativeHolds(const Alternative& alternative, const std::optional<event:
 
 }  // namespace
 
+bool fieldHolds(const Field& field, const std::optional<event::Value>& object, Instant now) {
+  std::optional<event::Value> child;
+  if (object && object->isObject()) child = object->find(field.name);
+  for (const Alternative& alternative : field.alternatives) {
+    if (alternativeHolds(alternative, child, now)) return true;
+  }
+  return false;
+}
+
 bool fieldsHold(const std::vector<Field>& fields, const std::optional<event::Value>& object,
                 Instant now) {
   for (const Field& field : fields) {
-    std::optional<event::Value> child;
-    if (object && object->isObject()) child = object->find(field.name);
-    bool any = false;
-    for (const Alternative& alternative : field.alternatives) {
-      if (alternativeHolds(alternative, child, now)) {
-        any = true;
-        break;
-      }
-    }
-    if (!any) return false;
+    if (!fieldHolds(field, object, now)) return false;
   }
   return true;
 }

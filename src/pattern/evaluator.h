@@ -18,6 +18,10 @@ bool matches(const Pattern& pattern, const event::Event& event, Instant now);
 /// Same, with the cut-off instant read from `clock` once.
 bool matches(const Pattern& pattern, const event::Event& event, const Clock& clock);
 
+/// Whether one field condition holds for `object` (absent or not an object: the field is
+/// absent): any of its alternatives holds for the field's value.
+bool fieldHolds(const Field& field, const std::optional<event::Value>& object, Instant now);
+
 /// Whether the ANDed `fields` hold for `object`, which may be absent (nullopt) or not an
 /// object: then every child is absent, so only conditions that accept absence hold.
 bool fieldsHold(const std::vector<Field>& fields, const std::optional<event::Value>& object,

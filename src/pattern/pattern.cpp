@@ -99,6 +99,12 @@ void render(const std::vector<Field>& fields, std::string& out) {
 
 }  // namespace
 
+std::string toString(const Alternative& alternative) {
+  std::string out;
+  render(alternative, out);
+  return out;
+}
+
 std::string Pattern::toString() const {
   std::string out;
   render(fields_, out);

@@ -75,4 +75,8 @@ class Pattern {
   std::vector<Field> fields_;
 };
 
+/// One alternative as Pattern::toString() renders it: `"COMPLETED"`, `12`, `{prefix: "x"}`,
+/// `{gt: "now()-5m"}`, `{"status": ["OK"]}`.
+std::string toString(const Alternative& alternative);
+
 }  // namespace relay::pattern

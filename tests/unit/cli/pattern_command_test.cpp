@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "cli_run.h"
@@ -35,6 +36,38 @@ TEST_F(PatternTest, NoMatchPrintsNoMatchAndExitsOne) {
                            "--event", R"({"event_name":"DELETE"})"});
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.out, "no match\n");
+}
+
+TEST_F(PatternTest, ExplainNamesTheFailingConditionAndTheEventsValue) {
+  const auto result =
+      run({"pattern", "test", "--explain", "--pattern", pattern("new_image: {status: [COMPLETED]}"),
+           "--event", R"({"new_image":{"status":"PENDING"}})"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out,
+            "no match\nnew_image.status: got \"PENDING\", wanted one of [\"COMPLETED\"]\n");
+}
+
+TEST_F(PatternTest, ExplainOfAMatchPrintsOnlyMatch) {
+  const auto result = run(
+      {"pattern", "test", "--explain", "--pattern", pattern("a: [1]"), "--event", R"({"a":1})"});
+  EXPECT_EQ(result.exit_code, 0);
+  EXPECT_EQ(result.out, "match\n");
+}
+
+TEST_F(PatternTest, JsonCarriesTheExplanation) {
+  const auto no = run({"pattern", "test", "--json", "--pattern", pattern("a: [1]\nb: [x]"),
+                       "--event", R"({"a":1})"});
+  EXPECT_EQ(no.exit_code, 1);
+  const auto json = nlohmann::json::parse(no.out);
+  EXPECT_EQ(json["match"], false);
+  EXPECT_EQ(json["path"], "b");
+  EXPECT_EQ(json["got"], "nothing (no such field)");
+  EXPECT_EQ(json["wanted"], "one of [\"x\"]");
+  EXPECT_EQ(json["reason"], "b: got nothing (no such field), wanted one of [\"x\"]");
+  const auto yes =
+      run({"pattern", "test", "--json", "--pattern", pattern("a: [1]"), "--event", R"({"a":1})"});
+  EXPECT_EQ(yes.exit_code, 0);
+  EXPECT_EQ(nlohmann::json::parse(yes.out), nlohmann::json::parse(R"({"match":true})"));
 }
 
 TEST_F(PatternTest, EventFromFile) {

@@ -62,5 +62,13 @@ TEST(Rfc3339, FormatsUtc) {
   EXPECT_EQ(parseRfc3339(formatRfc3339Millis(time)), Instant::fromWallTime(time));
 }
 
+TEST(Rfc3339, FormatsInstantsOfEveryYear) {
+  for (const char* text : {"0000-01-01T00:00:00Z", "1969-12-31T23:59:59Z", "2026-01-01T10:00:00Z",
+                           "9999-12-31T23:59:59Z"}) {
+    EXPECT_EQ(formatInstant(*parseRfc3339(text)), text);
+  }
+  EXPECT_EQ(formatInstant(*parseRfc3339("2026-01-01T12:00:00.75+02:00")), "2026-01-01T10:00:00Z");
+}
+
 }  // namespace
 }  // namespace relay

@@ -1,6 +1,6 @@
 // The pattern language of events.md ("Pattern syntax", "Operators", "Comparison operators",
 // "Combining conditions") and relay.md section 2a, one row per sentence and side (a match and
-// a no-match). Every row runs through both the reference evaluator and the RuleIndex.
+// a no-match). Every row runs through the reference evaluator, the RuleIndex and explain().
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -10,6 +10,7 @@
 #include "event/event.h"
 #include "pattern/compiler.h"
 #include "pattern/evaluator.h"
+#include "pattern/explain.h"
 #include "pattern/rule_index.h"
 
 namespace relay::pattern {
@@ -264,7 +265,7 @@ std::shared_ptr<const Pattern> compileOrDie(const std::string& yaml) {
 
 class Conformance : public ::testing::TestWithParam<Case> {};
 
-TEST_P(Conformance, ReferenceEvaluatorAndIndexAgreeWithTheSpec) {
+TEST_P(Conformance, ReferenceEvaluatorIndexAndExplainAgreeWithTheSpec) {
   const Case& c = GetParam();
   const Instant now = *parseRfc3339(kNow);
   const std::shared_ptr<const Pattern> pattern = compileOrDie(c.pattern);
@@ -272,6 +273,8 @@ TEST_P(Conformance, ReferenceEvaluatorAndIndexAgreeWithTheSpec) {
   Result<event::Event> event = event::decode(c.event);
   ASSERT_TRUE(event.ok()) << event.error().message;
   EXPECT_EQ(matches(*pattern, *event, now), c.expected) << c.pattern << " vs " << c.event;
+  const Explanation why = explain(*pattern, *event, now);
+  EXPECT_EQ(why.matched, c.expected) << c.pattern << " vs " << c.event << ": " << why.toString();
 
   // Alone in an index, and between two rules that never match.
   const std::shared_ptr<const Pattern> decoy = compileOrDie("__never__: [{exists: true}]");

@@ -1,0 +1,125 @@
+// `relay app explain NAME --event ...`: each rule of an app against one event, with the first
+// failing condition of the rules that do not match (docs/patterns.md "Why an event does not
+// match").
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "cli/explanation_json.h"
+#include "cli/loaded_apps.h"
+#include "cli/redis_session.h"
+#include "common/rfc3339.h"
+#include "common/system_clock.h"
+#include "pattern/explain.h"
+#include "stream/message_decoder.h"
+
+namespace relay::cli {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr const char* kCommand = "app explain";
+
+struct ExplainOptions {
+  AppFlags flags;
+  std::string name;
+  std::string event;  // JSON, @FILE; empty: stdin
+  std::string now;    // RFC 3339; empty: the clock
+  bool json = false;
+};
+
+void explainApp(const ExplainOptions& options, std::istream& in, Clock& clock,
+                CommandContext& context) {
+  Instant now = Instant::fromWallTime(clock.now());
+  if (!options.now.empty()) {
+    const std::optional<Instant> parsed = parseRfc3339(options.now);
+    if (!parsed) {
+      context.err << "relay " << kCommand << ": invalid --now \"" << options.now
+                  << "\": expected an RFC 3339 timestamp such as 2026-01-01T10:00:00Z\n";
+      context.exit_code = kExitUsage;
+      return;
+    }
+    now = *parsed;
+  }
+  // MAX_EVENT_BYTES and the other settings as the worker reads them.
+  auto config = loadCommandConfig(kCommand, {options.flags.apps, options.flags.runtime}, context);
+  if (!config) return;
+  auto raw = readEventArgument(options.event, in);
+  if (!raw.ok()) {
+    context.err << "relay " << kCommand << ": " << raw.error().message << "\n";
+    context.exit_code = kExitUsage;
+    return;
+  }
+  // The worker's own checks: an event it would dead-letter never reaches the rules.
+  auto event = stream::checkEventValue(std::move(raw).value(), config->max_event_bytes);
+  if (!event.ok()) {
+    context.err << "relay " << kCommand
+                << ": the worker would dead-letter this event: " << event.error().reason() << "\n";
+    context.exit_code = kExitUsage;
+    return;
+  }
+  auto loaded = loadApps(options.flags, kCommand, clock, context);
+  if (!loaded) return;
+  const auto snapshot = loaded->registry->snapshot();
+  const app::AppEntry* entry = findLoadedApp(*snapshot, options.name, kCommand, context);
+  if (entry == nullptr) return;
+  const app::App& app = *entry->app;
+
+  std::size_t matched = 0;
+  Json rules = Json::array();
+  std::vector<std::string> lines;
+  for (std::size_t i = 0; i < app.rules.size(); ++i) {
+    const app::Rule& rule = app.rules[i];
+    const pattern::Explanation explanation = pattern::explain(*rule.pattern, *event, now);
+    if (explanation.matched) ++matched;
+    Json item = {{"index", i}, {"handler", rule.handler}, {"line", rule.line}};
+    item.update(explanationJson(explanation));
+    rules.push_back(std::move(item));
+    lines.push_back("  [" + std::to_string(i) + "] " + rule.handler + " (template.yaml line " +
+                    std::to_string(rule.line) + "): " +
+                    (explanation.matched ? "match" : "no match: " + explanation.toString()));
+  }
+  if (options.json) {
+    Json out = {{"app", app.name},
+                {"now", formatInstant(now)},
+                {"available", entry->status.available},
+                {"reason", entry->status.reason},
+                {"matched", matched},
+                {"rules", std::move(rules)}};
+    context.out << out.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  } else {
+    context.out << "app " << app.name << ": " << matched << " of " << app.rules.size()
+                << " rules match (now() = " << formatInstant(now) << ")\n";
+    for (const std::string& line : lines) context.out << line << "\n";
+    if (!entry->status.available && matched > 0) {
+      context.out << "note: the app is unavailable (" << entry->status.reason
+                  << "): the worker would leave these invocations pending\n";
+    }
+  }
+  context.exit_code = matched > 0 ? kExitOk : kExitFailed;
+}
+
+}  // namespace
+
+void addExplainCommand(CLI::App& root, CommandContext& context) {
+  CLI::App* group = root.get_subcommand("app");
+  auto options = std::make_shared<ExplainOptions>();
+  CLI::App* command = group->add_subcommand(
+      "explain",
+      "Match an event against each rule of NAME and say, for each rule that does not match, "
+      "which condition failed and what the event holds there");
+  command->add_option("NAME", options->name, "The app")->required();
+  command->add_option("--event", options->event, "The event: JSON, or @FILE (default: stdin)")
+      ->type_name("JSON|@FILE");
+  command->add_option("--now", options->now, "RFC 3339 instant for now() (default: the clock)");
+  command->add_flag("--json", options->json, "Print one JSON object");
+  addAppFlags(*command, options->flags);
+  command->callback([options, &context] {
+    SystemClock clock;
+    explainApp(*options, std::cin, clock, context);
+  });
+}
+
+}  // namespace relay::cli
