@@ -1,0 +1,283 @@
+#include "e2e/bench_cases.h"
+
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <fstream>
+#include <thread>
+
+#include "e2e/stream_probe.h"
+#include "e2e/worker_process.h"
+#include "redis/connection.h"
+
+namespace relay::bench {
+namespace {
+
+namespace fs = std::filesystem;
+using SteadyClock = std::chrono::steady_clock;
+
+std::unique_ptr<redis::Connection> connect(const redis::Endpoint& endpoint) {
+  auto connection = redis::Connection::create(endpoint);
+  return connection.ok() ? std::move(connection).value() : nullptr;
+}
+
+std::string uriOf(const redis::Endpoint& endpoint, int port) {
+  return endpoint.host + ":" + std::to_string(port);
+}
+
+template <typename T>
+T failure(std::string error) {
+  T result;
+  result.error = std::move(error);
+  return result;
+}
+
+long long realtimeNs() {
+  timespec now{};
+  ::clock_gettime(CLOCK_REALTIME, &now);
+  return static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec;
+}
+
+// Starts a worker and waits until it has read from the group (at most 60 s).
+std::unique_ptr<WorkerProcess> startWorker(const BenchContext& context, const fs::path& apps,
+                                           const std::string& runtime, const std::string& stream,
+                                           int port, StreamProbe& probe, std::string& error) {
+  WorkerProcess::Options options;
+  options.relay = context.relay;
+  options.apps = apps;
+  options.runtime = runtime;
+  options.redis_uri = uriOf(context.redis, port);
+  options.stream = stream;
+  options.max_concurrency = context.concurrency;
+  options.log = context.root / (stream + ".log");
+  auto worker = WorkerProcess::start(options);
+  if (!worker) {
+    error = "cannot start " + context.relay;
+    return nullptr;
+  }
+  const auto deadline = SteadyClock::now() + std::chrono::seconds(60);
+  while (!probe.hasConsumer(options.consumer)) {
+    if (!worker->running() || SteadyClock::now() > deadline) {
+      error = "the worker did not start reading: " + worker->logTail();
+      return nullptr;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return worker;
+}
+
+}  // namespace
+
+fs::path writeApp(const BenchContext& context, const std::string& name,
+                  const std::map<std::string, std::string>& env) {
+  const fs::path apps = context.root / name;
+  fs::create_directories(apps / "bench/bin");
+  std::ofstream yaml(apps / "bench/template.yaml");
+  yaml << "runtime: exec\nconcurrency: " << context.concurrency
+       << "\nimage: " << context.docker_image << "\n";
+  if (!env.empty()) {
+    yaml << "env:\n";
+    for (const auto& [key, value] : env) yaml << "  " << key << ": \"" << value << "\"\n";
+  }
+  yaml << "events:\n  - handler: bin/stamp\n    timeout: 1m\n    pattern: {kind: [match]}\n";
+  fs::copy_file(context.stamp, apps / "bench/bin/stamp", fs::copy_options::overwrite_existing);
+  for (const fs::path& dir : {apps, apps / "bench", apps / "bench/bin"}) ::chmod(dir.c_str(), 0755);
+  ::chmod((apps / "bench/template.yaml").c_str(), 0644);
+  ::chmod((apps / "bench/bin/stamp").c_str(), 0755);
+  return apps;
+}
+
+double rawReadAckRate(const BenchContext& context, long messages) {
+  auto redis = connect(context.redis);
+  if (!redis) return 0;
+  StreamProbe probe(*redis, "bench-raw");
+  probe.fill(messages, kUnmatchedEvent);
+  const auto start = SteadyClock::now();
+  long done = 0;
+  while (done < messages) {
+    auto reply = redis->command(
+        {"XREADGROUP", "GROUP", "relay", "raw", "COUNT", "10", "STREAMS", "bench-raw", ">"});
+    if (!reply.ok()) return 0;
+    auto entries = reply->at(0)->at(1)->elements();
+    std::vector<std::string> ack = {"XACK", "bench-raw", "relay"};
+    for (const auto& entry : *entries) ack.emplace_back(*entry.at(0)->string());
+    if (!redis->command(ack).ok()) return 0;
+    done += static_cast<long>(entries->size());
+  }
+  const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  (void)redis->command({"DEL", "bench-raw"});
+  return static_cast<double>(messages) / seconds;
+}
+
+DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
+                        const std::string& event, long messages, bool through_proxy) {
+  DrainResult result;
+  auto redis = connect(context.redis);
+  if (!redis) return failure<DrainResult>("cannot connect to Redis");
+  const std::string stream = "bench-drain-" + runtime + (through_proxy ? "-proxied" : "");
+  StreamProbe probe(*redis, stream);
+  probe.fill(messages, event);
+  std::unique_ptr<CountingProxy> proxy;
+  if (through_proxy) proxy = CountingProxy::start(context.redis.host, context.redis.port);
+  const fs::path apps = writeApp(context, "apps-drain-" + runtime, {{"BENCH_QUIET", "1"}});
+  std::string error;
+  auto worker = startWorker(context, apps, runtime, stream,
+                            proxy ? proxy->port() : context.redis.port, probe, error);
+  if (!worker) return failure<DrainResult>(error);
+  WorkerProcess::Cpu cpu_start;
+  CountingProxy::Counts counts_start;
+  const auto drain = probe.drain(
+      messages, std::chrono::minutes(10), [&] { return worker->running(); },
+      [&](bool at_start) {
+        const WorkerProcess::Cpu cpu = worker->cpu();
+        if (at_start) {
+          cpu_start = cpu;
+          if (proxy) counts_start = proxy->counts();
+          return;
+        }
+        result.cpu_self_ms = (cpu.self - cpu_start.self) * 1000;
+        result.cpu_children_ms = (cpu.children - cpu_start.children) * 1000;
+        if (proxy) result.redis = proxy->counts() - counts_start;
+      });
+  if (!drain.complete || drain.messages <= 0) {
+    return failure<DrainResult>(runtime + " worker did not drain the stream: " + worker->logTail());
+  }
+  result.rate = drain.rate;
+  result.window_messages = drain.messages;
+  result.cpu_self_ms /= static_cast<double>(drain.messages);
+  result.cpu_children_ms /= static_cast<double>(drain.messages);
+  worker.reset();
+  (void)redis->command({"DEL", stream});
+  return result;
+}
+
+LatencyResult workerLatency(const BenchContext& context, const std::string& runtime, int per_second,
+                            int events) {
+  LatencyResult result;
+  auto redis = connect(context.redis);
+  if (!redis) return failure<LatencyResult>("cannot connect to Redis");
+  const std::string stream = "bench-latency-" + runtime;
+  StreamProbe probe(*redis, stream);
+  probe.fill(0, kMatchedEvent);
+  const fs::path apps = writeApp(context, "apps-latency-" + runtime, {});
+  std::string error;
+  auto worker = startWorker(context, apps, runtime, stream, context.redis.port, probe, error);
+  if (!worker) return failure<LatencyResult>(error);
+  std::map<std::string, long long> added;  // id -> realtime ns just before its XADD
+  const auto period = std::chrono::nanoseconds(1'000'000'000LL / per_second);
+  auto next = SteadyClock::now();
+  for (int i = 0; i < events; ++i) {
+    std::this_thread::sleep_until(next);
+    next += period;
+    const long long before = realtimeNs();
+    const std::string id = probe.add(kMatchedEvent);
+    if (!id.empty()) added[id] = before;
+  }
+  std::map<std::string, long long> stamps;
+  const auto deadline = SteadyClock::now() + std::chrono::minutes(5);
+  while (stamps.size() < added.size() && SteadyClock::now() < deadline && worker->running()) {
+    stamps.merge(worker->takeStamps());
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  stamps.merge(worker->takeStamps());
+  for (const auto& [id, before] : added) {
+    const auto stamp = stamps.find(id);
+    if (stamp == stamps.end()) {
+      ++result.missing;
+      continue;
+    }
+    result.samples.push_back(static_cast<double>(stamp->second - before) / 1e6);
+  }
+  if (result.samples.empty()) result.error = "no handler started: " + worker->logTail();
+  worker.reset();
+  (void)redis->command({"DEL", stream});
+  return result;
+}
+
+MemoryResult workerMemory(const BenchContext& context, long backlog) {
+  MemoryResult result;
+  auto redis = connect(context.redis);
+  if (!redis) return failure<MemoryResult>("cannot connect to Redis");
+  StreamProbe idle_probe(*redis, "bench-idle");
+  idle_probe.fill(0, kMatchedEvent);
+  const fs::path apps = writeApp(context, "apps-memory", {{"BENCH_SLEEP_MS", "2000"}});
+  std::string error;
+  {
+    auto worker =
+        startWorker(context, apps, "process", "bench-idle", context.redis.port, idle_probe, error);
+    if (!worker) return failure<MemoryResult>(error);
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    result.idle_kib = worker->rssKib();
+  }
+  (void)redis->command({"DEL", "bench-idle"});
+  StreamProbe probe(*redis, "bench-backlog");
+  probe.fill(backlog, kMatchedEvent);
+  auto worker =
+      startWorker(context, apps, "process", "bench-backlog", context.redis.port, probe, error);
+  if (!worker) return failure<MemoryResult>(error);
+  std::this_thread::sleep_for(std::chrono::seconds(6));  // a few handler generations
+  result.backlog_kib = worker->rssKib();
+  result.backlog_peak_kib = worker->peakRssKib();
+  result.in_hand = probe.group().pending;
+  worker.reset();
+  (void)redis->command({"DEL", "bench-backlog"});
+  return result;
+}
+
+BareCommands bareCommands(const BenchContext& context) {
+  const fs::path apps = writeApp(context, "apps-bare", {});
+  const std::string app = (apps / "bench").string();
+  BareCommands commands;
+  commands.process = {app + "/bin/stamp"};
+  commands.bwrap = {"/usr/bin/bwrap", "--unshare-all", "--die-with-parent",
+                    "--new-session",  "--cap-drop",    "ALL",
+                    "--uid",          "65534",         "--gid",
+                    "65534"};
+  for (const char* path : {"/usr", "/etc/ld.so.cache"}) {
+    commands.bwrap.insert(commands.bwrap.end(), {"--ro-bind", path, path});
+  }
+  for (const char* top : {"/bin", "/lib", "/lib64"}) {
+    std::error_code ec;
+    if (fs::is_symlink(top, ec)) {
+      commands.bwrap.insert(commands.bwrap.end(),
+                            {"--symlink", fs::read_symlink(top, ec).string(), top});
+    }
+  }
+  commands.bwrap.insert(commands.bwrap.end(),
+                        {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind", app,
+                         "/app", "--chdir", "/app", "--", "/app/bin/stamp"});
+  if (::access("/usr/bin/docker", X_OK) != 0) {
+    commands.docker_problem = "no /usr/bin/docker";
+  } else if (std::system(
+                 ("/usr/bin/docker image inspect " + context.docker_image + " >/dev/null 2>&1")
+                     .c_str()) != 0) {
+    commands.docker_problem = "image " + context.docker_image + " missing or no daemon";
+  } else {
+    commands.docker = {"/usr/bin/docker",
+                       "run",
+                       "--rm",
+                       "--network",
+                       "none",
+                       "--read-only",
+                       "--mount",
+                       "type=bind,src=" + app + ",dst=/app,readonly",
+                       "-e",
+                       "RELAY_MESSAGE_ID=bare",
+                       context.docker_image,
+                       "/app/bin/stamp"};
+  }
+  return commands;
+}
+
+double percentile(std::vector<double> samples, double p) {
+  if (samples.empty()) return -1;
+  std::sort(samples.begin(), samples.end());
+  const auto rank = static_cast<std::size_t>(std::ceil(p / 100 * samples.size()));
+  return samples[std::min(samples.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+}  // namespace relay::bench

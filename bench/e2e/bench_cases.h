@@ -1,0 +1,79 @@
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "e2e/counting_proxy.h"
+#include "redis/endpoint.h"
+
+namespace relay::bench {
+
+/// What every case of the end-to-end benchmark shares.
+struct BenchContext {
+  redis::Endpoint redis;       // the private server (TCP)
+  std::string relay;           // the relay binary
+  std::string stamp;           // the stamp handler binary
+  std::filesystem::path root;  // a scratch directory, world-readable (the sandbox user reads it)
+  int concurrency = 16;        // MAX_CONCURRENCY and the app's concurrency
+  std::string docker_image = "relay-test/exec:latest";
+};
+
+/// One app with one exec handler (the stamp handler) matching {"kind":"match"}; returns the
+/// apps directory. `env` becomes the app's env.
+std::filesystem::path writeApp(const BenchContext& context, const std::string& name,
+                               const std::map<std::string, std::string>& env);
+
+/// The events: matched by the app above, or not.
+inline const std::string kMatchedEvent = R"({"kind":"match","n":1})";
+inline const std::string kUnmatchedEvent = R"({"kind":"other","n":1})";
+
+/// Raw XREADGROUP COUNT 10 + one XACK per batch on one connection: messages per second.
+double rawReadAckRate(const BenchContext& context, long messages);
+
+/// A worker draining `messages` pre-filled events; rates over the middle 80%.
+struct DrainResult {
+  double rate = 0;                             // messages per second (0: did not finish)
+  double cpu_self_ms = 0;                      // worker CPU per message in the window
+  double cpu_children_ms = 0;                  // reaped children's CPU per message in the window
+  std::optional<CountingProxy::Counts> redis;  // per-window counts when proxied
+  long window_messages = 0;
+  std::string error;
+};
+DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
+                        const std::string& event, long messages, bool through_proxy);
+
+/// XADD -> handler start latencies (ms) at a steady `per_second` for `events` events.
+struct LatencyResult {
+  std::vector<double> samples;  // one per event whose stamp arrived
+  long missing = 0;
+  std::string error;
+};
+LatencyResult workerLatency(const BenchContext& context, const std::string& runtime, int per_second,
+                            int events);
+
+/// Worker RSS idle and with `backlog` matched events whose handler takes a while.
+struct MemoryResult {
+  long idle_kib = -1;
+  long backlog_kib = -1;
+  long backlog_peak_kib = -1;
+  long long in_hand = -1;  // delivered, unacknowledged when measured
+  std::string error;
+};
+MemoryResult workerMemory(const BenchContext& context, long backlog);
+
+/// The bare baselines: the handler itself, under a bare bwrap, and under `docker run`.
+struct BareCommands {
+  std::vector<std::string> process;
+  std::vector<std::string> bwrap;
+  std::vector<std::string> docker;  // empty when docker cannot be measured
+  std::string docker_problem;
+};
+BareCommands bareCommands(const BenchContext& context);
+
+/// p in [0, 100] of `samples` (sorted copy); -1 when empty.
+double percentile(std::vector<double> samples, double p);
+
+}  // namespace relay::bench

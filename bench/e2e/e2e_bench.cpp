@@ -1,0 +1,214 @@
+// Relay's invocation fast path measured from outside, through the real `relay start` binary,
+// each figure printed as a ratio to a baseline measured in the same run (the machine is shared
+// and noisy: only ratios within one run count). scripts/bench-pipeline runs it against a
+// private redis-server. Cases (docs/runtimes.md "Performance"):
+//   (a) unmatched throughput vs raw XREADGROUP COUNT 10 + XACK        goal >= 0.5x
+//   (b) matched no-op throughput vs a bare fork/exec / bwrap loop      goal >= 0.8x
+//   (c) XADD -> handler start p50/p99 at 50 events/s per runtime       goal p50 <= 2x bare start
+//   (d) worker RSS idle and under a backlog                            goal idle < 20 MB
+//   (e) Redis round trips and commands per message, worker CPU per invocation
+//
+//   e2e_bench --relay PATH --stamp PATH [--messages N] [--matched N] [--latency-events N]
+//             [--backlog N] [--only a,b,c,d,e]
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <string>
+
+#include "e2e/bench_cases.h"
+#include "e2e/spawn_baseline.h"
+
+namespace {
+
+using namespace relay::bench;
+
+extern "C" char** environ;
+
+std::vector<std::string> baseEnv() {
+  return {"PATH=/usr/local/bin:/usr/bin:/bin", "BENCH_QUIET=1", "RELAY_MESSAGE_ID=bare"};
+}
+
+void row(const char* name, double value, const char* unit, double ratio, const char* goal) {
+  std::printf("  %-50s %10.1f %-6s", name, value, unit);
+  if (ratio >= 0) std::printf(" %8.2fx  %s", ratio, goal);
+  std::printf("\n");
+}
+
+std::string loadavg() {
+  std::ifstream file("/proc/loadavg");
+  std::string one, five, fifteen;
+  file >> one >> five >> fifteen;
+  return one + " " + five + " " + fifteen;
+}
+
+void printRedis(const char* what, const DrainResult& result) {
+  if (!result.redis || result.window_messages == 0) return;
+  const double n = static_cast<double>(result.window_messages);
+  std::printf("  %-50s %10.2f round trips, %.2f commands:", what, result.redis->round_trips / n,
+              result.redis->commands / n);
+  for (const auto& [name, count] : result.redis->by_command) {
+    if (count > 0) std::printf(" %s %.2f", name.c_str(), count / n);
+  }
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);  // progress shows as it is measured
+  BenchContext context;
+  long messages = 20000, matched = 400, backlog = 1'000'000;
+  int latency_events = 250;
+  std::string only = "abcde";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string flag = argv[i];
+    const char* value = argv[i + 1];
+    if (flag == "--relay") context.relay = std::filesystem::absolute(value).string();
+    if (flag == "--stamp") context.stamp = std::filesystem::absolute(value).string();
+    if (flag == "--messages") messages = std::max(100L, std::atol(value));
+    if (flag == "--matched") matched = std::max(20L, std::atol(value));
+    if (flag == "--latency-events") latency_events = std::max(10, std::atoi(value));
+    if (flag == "--backlog") backlog = std::max(100L, std::atol(value));
+    if (flag == "--only") only = value;
+  }
+  const auto wants = [&](char c) { return only.find(c) != std::string::npos; };
+  const char* uri = std::getenv("REDIS_URI");
+  auto endpoint = relay::redis::parseRedisUri(uri ? uri : "127.0.0.1:6379");
+  if (!endpoint.ok() || endpoint->transport != relay::redis::Endpoint::Transport::kTcp ||
+      context.relay.empty() || context.stamp.empty()) {
+    std::fprintf(stderr, "usage: REDIS_URI=host:port e2e_bench --relay PATH --stamp PATH\n");
+    return 2;
+  }
+  context.redis = *endpoint;
+  if (const char* image = std::getenv("RELAY_BENCH_DOCKER_IMAGE")) context.docker_image = image;
+  char pattern[] = "/tmp/relay-e2e-bench-XXXXXX";
+  context.root = ::mkdtemp(pattern);
+  ::chmod(context.root.c_str(), 0755);
+  const BareCommands bare = bareCommands(context);
+  const BareCommand bare_process{bare.process, baseEnv(), {}, {}};
+  const BareCommand bare_bwrap{bare.bwrap, baseEnv(), 65534, 65534};
+  const BareCommand bare_docker{bare.docker, baseEnv(), {}, {}};
+  int failures = 0;
+  const auto failed = [&](const std::string& what, const std::string& error) {
+    std::printf("  %s FAILED: %s\n", what.c_str(), error.c_str());
+    ++failures;
+  };
+
+  std::printf("relay end-to-end benchmark: %ld cores online, load average %s\n",
+              ::sysconf(_SC_NPROCESSORS_ONLN), loadavg().c_str());
+  if (wants('a')) {
+    std::printf("(a) unmatched events, %ld messages\n", messages);
+    const double raw = rawReadAckRate(context, messages);
+    row("raw XREADGROUP COUNT 10 + XACK", raw, "msg/s", 1.0, "baseline");
+    const DrainResult relay = workerDrain(context, "process", kUnmatchedEvent, messages, false);
+    if (!relay.error.empty())
+      failed("unmatched", relay.error);
+    else
+      row("relay start: unmatched", relay.rate, "msg/s", relay.rate / raw, "goal >= 0.5x");
+  }
+  if (wants('b')) {
+    std::printf("(b) matched no-op exec handler, %ld messages, %d at a time\n", matched,
+                context.concurrency);
+    // The machine is noisy: each baseline runs before and after its case, and the faster of
+    // the two counts (the ratio errs against Relay).
+    const auto bareRate = [&](const BareCommand& command) {
+      return bareSpawnRate(command, context.concurrency, int(matched));
+    };
+    double fork_rate = bareRate(bare_process);
+    const DrainResult process = workerDrain(context, "process", kMatchedEvent, matched, false);
+    fork_rate = std::max(fork_rate, bareRate(bare_process));
+    row("bare fork/exec loop of the handler", fork_rate, "/s", 1.0, "baseline");
+    if (!process.error.empty())
+      failed("process", process.error);
+    else
+      row("relay start --runtime process", process.rate, "msg/s", process.rate / fork_rate,
+          "goal >= 0.8x");
+    double bwrap_rate = bareRate(bare_bwrap);
+    const DrainResult sandbox = workerDrain(context, "sandbox", kMatchedEvent, matched, false);
+    bwrap_rate = std::max(bwrap_rate, bareRate(bare_bwrap));
+    row("bare bwrap loop of the handler", bwrap_rate, "/s", 1.0, "baseline");
+    if (!sandbox.error.empty())
+      failed("sandbox", sandbox.error);
+    else
+      row("relay start --runtime sandbox", sandbox.rate, "msg/s", sandbox.rate / bwrap_rate,
+          "goal >= 0.8x");
+  }
+  if (wants('c')) {
+    std::printf("(c) XADD -> handler start at 50 events/s, %d events per runtime (ms)\n",
+                latency_events);
+    std::printf("  %-10s %10s %10s %10s %10s %10s\n", "runtime", "bare p50", "p50", "p99",
+                "p50/bare", "goal");
+    struct Case {
+      const char* runtime;
+      const BareCommand* bare;
+      int events;
+    };
+    const Case cases[] = {{"process", &bare_process, latency_events},
+                          {"sandbox", &bare_bwrap, latency_events},
+                          {"docker", &bare_docker, std::max(10, latency_events / 5)}};
+    for (const Case& c : cases) {
+      if (c.bare->argv.empty()) {
+        std::printf("  %-10s not measured: %s\n", c.runtime, bare.docker_problem.c_str());
+        continue;
+      }
+      BareCommand loud = *c.bare;
+      loud.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "RELAY_MESSAGE_ID=bare"};
+      // The bare start is the best of two rounds, before and after the case.
+      const int rounds = std::string(c.runtime) == "docker" ? 10 : 50;
+      double bare_p50 = percentile(bareStartLatencies(loud, rounds), 50);
+      const LatencyResult relay = workerLatency(context, c.runtime, 50, c.events);
+      if (!relay.error.empty()) {
+        failed(c.runtime, relay.error);
+        continue;
+      }
+      const double after = percentile(bareStartLatencies(loud, rounds), 50);
+      if (after > 0 && (bare_p50 < 0 || after < bare_p50)) bare_p50 = after;
+      const double p50 = percentile(relay.samples, 50);
+      std::printf("  %-10s %10.2f %10.2f %10.2f %9.2fx %10s", c.runtime, bare_p50, p50,
+                  percentile(relay.samples, 99), p50 / bare_p50, "<= 2x");
+      if (relay.missing > 0) std::printf("  (%ld stamps missing)", relay.missing);
+      std::printf("\n");
+    }
+  }
+  if (wants('d')) {
+    std::printf("(d) worker memory (process runtime)\n");
+    const MemoryResult memory = workerMemory(context, backlog);
+    if (!memory.error.empty()) {
+      failed("memory", memory.error);
+    } else {
+      row("idle RSS", memory.idle_kib / 1024.0, "MiB", -1, "");
+      std::printf(
+          "  %-50s %10.1f MiB  (peak %.1f MiB; %lld messages in hand, MAX_CONCURRENCY "
+          "%d; goal: bounded by the in-hand limit)\n",
+          ("RSS with a backlog of " + std::to_string(backlog)).c_str(), memory.backlog_kib / 1024.0,
+          memory.backlog_peak_kib / 1024.0, memory.in_hand, context.concurrency);
+      std::printf("  %-50s goal < 20 MiB: %s\n", "idle RSS",
+                  memory.idle_kib < 20 * 1024 ? "met" : "NOT met");
+    }
+  }
+  if (wants('e')) {
+    std::printf("(e) Redis traffic per message (counting proxy) and worker CPU per invocation\n");
+    const DrainResult unmatched =
+        workerDrain(context, "process", kUnmatchedEvent, messages / 4, true);
+    if (!unmatched.error.empty()) failed("unmatched, proxied", unmatched.error);
+    printRedis("unmatched message", unmatched);
+    const DrainResult matched_run = workerDrain(context, "process", kMatchedEvent, matched, true);
+    if (!matched_run.error.empty()) failed("matched, proxied", matched_run.error);
+    printRedis("matched message, one handler", matched_run);
+    const DrainResult cpu = workerDrain(context, "process", kMatchedEvent, matched, false);
+    if (!cpu.error.empty()) failed("cpu", cpu.error);
+    row("worker CPU per invocation, process runtime", cpu.cpu_self_ms, "ms", -1, "");
+    row("  its handlers' CPU per invocation", cpu.cpu_children_ms, "ms", -1, "");
+    const DrainResult sandbox_cpu = workerDrain(context, "sandbox", kMatchedEvent, matched, false);
+    if (!sandbox_cpu.error.empty()) failed("cpu", sandbox_cpu.error);
+    row("worker CPU per invocation, sandbox runtime", sandbox_cpu.cpu_self_ms, "ms", -1, "");
+    row("  its sandboxes' CPU per invocation", sandbox_cpu.cpu_children_ms, "ms", -1, "");
+  }
+  std::filesystem::remove_all(context.root);
+  return failures == 0 ? 0 : 1;
+}

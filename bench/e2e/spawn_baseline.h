@@ -1,0 +1,29 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace relay::bench {
+
+/// A command the baselines start directly, without Relay: the handler itself (fork/exec), the
+/// handler under a bare bwrap, or `docker run` of it.
+struct BareCommand {
+  std::vector<std::string> argv;  // argv[0] absolute
+  std::vector<std::string> env;   // complete environment
+  std::optional<uid_t> uid;       // dropped to before exec (as Relay does before bwrap)
+  std::optional<gid_t> gid;
+};
+
+/// Starts `count` runs of `command`, `concurrency` at a time, stdin and stdout on /dev/null;
+/// returns runs per second (0 when one failed).
+double bareSpawnRate(const BareCommand& command, int concurrency, int count);
+
+/// Starts `command` `count` times one after the other; each prints a `relay-stamp` line whose
+/// time, minus the time just before the fork, is one sample. Returns the samples in
+/// milliseconds (empty when one failed).
+std::vector<double> bareStartLatencies(const BareCommand& command, int count);
+
+}  // namespace relay::bench
