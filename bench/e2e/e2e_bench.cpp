@@ -122,7 +122,7 @@ int main(int argc, char** argv) {
     double fork_rate = bareRate(bare_process);
     const DrainResult process = workerDrain(context, "process", kMatchedEvent, matched, false);
     fork_rate = std::max(fork_rate, bareRate(bare_process));
-    row("bare fork/exec loop of the handler", fork_rate, "/s", 1.0, "baseline");
+    row("bare spawn loop of the handler (posix_spawn)", fork_rate, "/s", 1.0, "baseline");
     if (!process.error.empty())
       failed("process", process.error);
     else
@@ -131,7 +131,7 @@ int main(int argc, char** argv) {
     double bwrap_rate = bareRate(bare_bwrap);
     const DrainResult sandbox = workerDrain(context, "sandbox", kMatchedEvent, matched, false);
     bwrap_rate = std::max(bwrap_rate, bareRate(bare_bwrap));
-    row("bare bwrap loop of the handler", bwrap_rate, "/s", 1.0, "baseline");
+    row("bare bwrap loop of the handler (posix_spawn)", bwrap_rate, "/s", 1.0, "baseline");
     if (!sandbox.error.empty())
       failed("sandbox", sandbox.error);
     else

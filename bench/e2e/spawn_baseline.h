@@ -17,8 +17,9 @@ struct BareCommand {
   std::optional<gid_t> gid;
 };
 
-/// Starts `count` runs of `command`, `concurrency` at a time, stdin and stdout on /dev/null;
-/// returns runs per second (0 when one failed).
+/// Starts `count` runs of `command` from `concurrency` single-threaded spawner processes, each
+/// running one at a time, stdin and stdout on /dev/null; returns runs per second (0 when one
+/// failed).
 double bareSpawnRate(const BareCommand& command, int concurrency, int count);
 
 /// Starts `command` `count` times one after the other; each prints a `relay-stamp` line whose
