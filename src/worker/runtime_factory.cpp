@@ -8,9 +8,13 @@ namespace relay::worker {
 
 Result<std::unique_ptr<runtime::Runtime>> makeRuntime(const std::string& name, Clock& clock,
                                                       const std::string& docker_host,
-                                                      std::function<void(std::string_view)> warn) {
-  if (name == "sandbox")
-    return std::unique_ptr<runtime::Runtime>(runtime::SandboxRuntime::create(clock));
+                                                      std::function<void(std::string_view)> warn,
+                                                      int max_concurrency) {
+  if (name == "sandbox") {
+    runtime::SandboxSettings settings;
+    settings.cpu_slots = max_concurrency;
+    return std::unique_ptr<runtime::Runtime>(runtime::SandboxRuntime::create(clock, settings));
+  }
   if (name == "process") {
     return std::unique_ptr<runtime::Runtime>(std::make_unique<runtime::ProcessRuntime>(clock));
   }

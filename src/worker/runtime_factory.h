@@ -15,9 +15,10 @@ namespace relay::worker {
 /// that cannot work on this host is still returned: it reports every app unavailable with the
 /// reason. Fails only for an unknown name or a malformed DOCKER_HOST. For docker, containers a
 /// crashed Relay on this host left behind are removed first. `warn` receives secondary
-/// failures (default: none reported).
+/// failures (default: none reported). `max_concurrency` is MAX_CONCURRENCY (the sandbox's CPU
+/// weight).
 Result<std::unique_ptr<runtime::Runtime>> makeRuntime(
     const std::string& name, Clock& clock, const std::string& docker_host,
-    std::function<void(std::string_view)> warn = {});
+    std::function<void(std::string_view)> warn = {}, int max_concurrency = 16);
 
 }  // namespace relay::worker

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -18,6 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::uint64_t kCpuPeriodMicros = 100'000;
+// cgroup v2 cpu.weight: 100 is one ordinary process, 10000 the kernel's maximum.
+constexpr int kMaxCpuWeightV2 = 10'000;
 
 // Plain descriptors with O_CLOEXEC rather than fstreams (which open without it): another
 // thread may fork a handler at any moment.
@@ -166,7 +169,8 @@ std::vector<fs::path> CgroupManager::baseDirs() const {
   return {layout_.memory, layout_.pids, layout_.cpu};
 }
 
-Result<std::unique_ptr<CgroupManager>> CgroupManager::create(CgroupLayout layout, Clock& clock) {
+Result<std::unique_ptr<CgroupManager>> CgroupManager::create(CgroupLayout layout, Clock& clock,
+                                                             int cpu_slots) {
   std::unique_ptr<CgroupManager> manager(new CgroupManager(std::move(layout), clock));
   for (const fs::path& base : manager->baseDirs()) {
     std::error_code ec;
@@ -191,6 +195,15 @@ Result<std::unique_ptr<CgroupManager>> CgroupManager::create(CgroupLayout layout
       if (!enabled.ok()) return enabled.error();
     }
   }
+  // Each invocation's cpu limit caps it; the base's weight only decides how the sandboxes
+  // together share a busy host with everything else (a default weight would starve them).
+  const int slots = std::max(cpu_slots, 1);
+  auto weighted =
+      manager->layout_.version == CgroupVersion::kV2
+          ? writeFile(manager->layout_.unified / "cpu.weight",
+                      std::to_string(std::min(100 * slots, kMaxCpuWeightV2)))
+          : writeFile(manager->layout_.cpu / "cpu.shares", std::to_string(1024 * slots));
+  if (!weighted.ok()) return weighted.error();
   return manager;
 }
 

@@ -62,8 +62,14 @@ class InvocationCgroup {
 class CgroupManager {
  public:
   /// Prepares the base directories (enabling the v2 controllers it needs) and reaps cgroups a
-  /// previous, crashed Relay left behind.
-  static Result<std::unique_ptr<CgroupManager>> create(CgroupLayout layout, Clock& clock);
+  /// previous, crashed Relay left behind. The base gets the CPU weight of `cpu_slots` ordinary
+  /// processes (v1 cpu.shares, v2 cpu.weight): every invocation cgroup below it together would
+  /// otherwise weigh as much as one process against the rest of the host (docs/runtimes.md
+  /// "sandbox").
+  static Result<std::unique_ptr<CgroupManager>> create(CgroupLayout layout, Clock& clock,
+                                                       int cpu_slots = kDefaultCpuSlots);
+  /// MAX_CONCURRENCY's default: one slot per invocation that may run at once.
+  static constexpr int kDefaultCpuSlots = 16;
 
   /// A new cgroup with the limits applied; fails (kUnavailable) when a limit cannot be set.
   Result<std::unique_ptr<InvocationCgroup>> createInvocation(const Resources& resources);

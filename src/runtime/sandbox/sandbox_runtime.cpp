@@ -54,7 +54,7 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
     runtime->host_problem_ = layout.error().message;
     return runtime;
   }
-  auto cgroups = CgroupManager::create(*layout, clock);
+  auto cgroups = CgroupManager::create(*layout, clock, runtime->settings_.cpu_slots);
   if (!cgroups.ok()) {
     runtime->host_problem_ = cgroups.error().message;
     return runtime;

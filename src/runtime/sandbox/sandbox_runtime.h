@@ -19,6 +19,9 @@ struct SandboxSettings {
   gid_t gid = 65534;
   std::uint64_t tmp_bytes = 64ULL << 20;  // size of the private /tmp
   std::string cgroup_base_name = "relay-sandbox";
+  /// How many invocations may run at once (MAX_CONCURRENCY): the sandboxes together get the
+  /// CPU weight of that many ordinary processes.
+  int cpu_slots = CgroupManager::kDefaultCpuSlots;
   /// Host paths exposed read-only when present; never /root, /home or Relay's own files.
   std::vector<std::string> system_paths = {"/usr",
                                            "/etc/ssl",

@@ -81,6 +81,26 @@ TEST(CgroupManager, V1InvocationGetsEveryLimit) {
   EXPECT_EQ(read(fs::path(files[2]).parent_path() / "cpu.cfs_period_us"), "100000");
 }
 
+TEST(CgroupManager, SandboxesTogetherWeighAsMuchAsTheirSlotsOfOrdinaryProcesses) {
+  testing::TempDir dir;
+  testing::FakeClock clock;
+  CgroupLayout v1;
+  v1.version = CgroupVersion::kV1;
+  v1.memory = dir.path() / "memory/relay";
+  v1.pids = dir.path() / "pids/relay";
+  v1.cpu = dir.path() / "cpu/relay";
+  ASSERT_TRUE(CgroupManager::create(v1, clock, 16).ok());
+  EXPECT_EQ(read(v1.cpu / "cpu.shares"), "16384");  // 16 x the kernel's default 1024
+  CgroupLayout v2;
+  v2.version = CgroupVersion::kV2;
+  v2.unified = dir.path() / "own/relay";
+  fs::create_directories(v2.unified);
+  ASSERT_TRUE(CgroupManager::create(v2, clock, 4).ok());
+  EXPECT_EQ(read(v2.unified / "cpu.weight"), "400");  // 4 x the default 100
+  ASSERT_TRUE(CgroupManager::create(v2, clock, 500).ok());
+  EXPECT_EQ(read(v2.unified / "cpu.weight"), "10000");  // the kernel's maximum
+}
+
 TEST(CgroupManager, V2DelegatesControllersAndSetsLimits) {
   testing::TempDir dir;
   testing::FakeClock clock;
