@@ -24,9 +24,9 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   std::unique_ptr<Worker> worker(new Worker(config, log, clock, random));
   Worker& w = *worker;
   observability::Logger& logger = w.logger_;
-  auto runtime = makeRuntime(config.runtime, clock, config.docker_host,
-                             [&logger](std::string_view message) { logger.warn(message); },
-                             config.max_concurrency);
+  auto runtime = makeRuntime(
+      config.runtime, clock, config.docker_host,
+      [&logger](std::string_view message) { logger.warn(message); }, config.max_concurrency);
   if (!runtime.ok()) return runtime.error();
   w.runtime_ = std::move(runtime).value();
   if (config.runtime == "process") {
