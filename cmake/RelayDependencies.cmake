@@ -1,11 +1,12 @@
 # Every dependency comes from a Debian package (see README "Dependencies"); nothing is fetched.
 find_package(Threads REQUIRED)
-# Debian's HiredisConfig.cmake defines variables, not a target: wrap it in one.
-find_path(HIREDIS_INCLUDE_DIR hiredis/hiredis.h REQUIRED)
-find_library(HIREDIS_LIBRARY NAMES hiredis REQUIRED)
-add_library(relay_hiredis INTERFACE)
-target_include_directories(relay_hiredis SYSTEM INTERFACE ${HIREDIS_INCLUDE_DIR})
-target_link_libraries(relay_hiredis INTERFACE ${HIREDIS_LIBRARY})
+# hiredict (bookworm-backports): the hiredis API with TLS. hiredict_ssl.pc requires hiredict.pc,
+# so this one module brings both libraries and hiredict's -D_FILE_OFFSET_BITS=64.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(HIREDICT REQUIRED IMPORTED_TARGET hiredict_ssl)
+find_package(OpenSSL REQUIRED)  # src/redis builds its own SSL_CTX (certificate checks, SNI)
+add_library(relay_hiredict INTERFACE)
+target_link_libraries(relay_hiredict INTERFACE PkgConfig::HIREDICT OpenSSL::SSL OpenSSL::Crypto)
 find_package(yaml-cpp REQUIRED CONFIG)
 find_package(simdjson REQUIRED CONFIG)
 find_package(nlohmann_json REQUIRED CONFIG)

@@ -6,14 +6,14 @@ RELAY_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Debian packages Relay needs to build and test (README "Dependencies" says why each).
 RELAY_PACKAGES=(
   build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
-  libhiredis-dev libyaml-cpp-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev
+  libssl-dev libyaml-cpp-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   zlib1g-dev libhowardhinnant-date-dev tzdata
   libgtest-dev libgmock-dev libbenchmark-dev
   redis-server redis-tools bubblewrap python3 nodejs
 )
 # Packages Debian 12 only carries in bookworm-backports (README "Dependencies" says why each);
 # ensure_packages adds the backports source when one of them is missing.
-RELAY_BACKPORTS_PACKAGES=()
+RELAY_BACKPORTS_PACKAGES=(libhiredict-dev)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

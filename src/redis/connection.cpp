@@ -1,7 +1,7 @@
 #include "redis/connection.h"
 
 #include <fcntl.h>
-#include <hiredis/hiredis.h>
+#include <hiredict/hiredict.h>
 #include <sys/time.h>
 
 #include <cerrno>
@@ -20,7 +20,7 @@ timeval toTimeval(std::chrono::milliseconds duration) {
   return tv;
 }
 
-// hiredis' argv/argvlen arrays for one command, borrowed from the caller's strings.
+// hiredict's argv/argvlen arrays for one command, borrowed from the caller's strings.
 class Argv {
  public:
   template <typename Range>
@@ -28,7 +28,7 @@ class Argv {
     for (const auto& arg : args) add(arg);
   }
   void add(std::string_view arg) {
-    // An empty string_view may carry a null data(); hiredis memcpy()s from it even for 0 bytes.
+    // An empty string_view may carry a null data(); hiredict memcpy()s from it even for 0 bytes.
     pointers_.push_back(arg.empty() ? "" : arg.data());
     lengths_.push_back(arg.size());
   }
@@ -51,7 +51,7 @@ Error misuse(std::string message) { return {ErrorKind::kProtocol, std::move(mess
 
 }  // namespace
 
-Connection::Connection(Endpoint endpoint, CHandle<redisContext, redisFree> context)
+Connection::Connection(Endpoint endpoint, CHandle<redictContext, redictFree> context)
     : endpoint_(std::move(endpoint)), where_(endpoint_.describe()), context_(std::move(context)) {}
 
 Connection::~Connection() = default;
@@ -61,27 +61,28 @@ Result<std::unique_ptr<Connection>> Connection::create(const Endpoint& endpoint,
   const bool bounded = settings.connect_timeout.count() > 0;
   const timeval connect_timeout = toTimeval(settings.connect_timeout);
   errno = 0;
-  redisContext* raw = nullptr;
+  redictContext* raw = nullptr;
   if (endpoint.transport == Endpoint::Transport::kUnix) {
-    raw = bounded ? redisConnectUnixWithTimeout(endpoint.unix_path.c_str(), connect_timeout)
-                  : redisConnectUnix(endpoint.unix_path.c_str());
+    raw = bounded ? redictConnectUnixWithTimeout(endpoint.unix_path.c_str(), connect_timeout)
+                  : redictConnectUnix(endpoint.unix_path.c_str());
   } else {
-    raw = bounded ? redisConnectWithTimeout(endpoint.host.c_str(), endpoint.port, connect_timeout)
-                  : redisConnect(endpoint.host.c_str(), endpoint.port);
+    raw = bounded ? redictConnectWithTimeout(endpoint.host.c_str(), endpoint.port, connect_timeout)
+                  : redictConnect(endpoint.host.c_str(), endpoint.port);
   }
   const int saved_errno = errno;
-  CHandle<redisContext, redisFree> context(raw);
+  CHandle<redictContext, redictFree> context(raw);
   if (!context) return Error{ErrorKind::kIo, endpoint.describe() + ": out of memory"};
   if (context->err != 0) {
     return errorFromContext(context->err, context->errstr, saved_errno, endpoint.describe());
   }
-  // hiredis opens its socket without close-on-exec; a handler must never inherit it.
+  // Handlers are forked from this process: a Redis socket must never reach one (hiredict opens
+  // sockets without SOCK_CLOEXEC).
   if (::fcntl(context->fd, F_SETFD, FD_CLOEXEC) != 0) {
     return Error{ErrorKind::kIo, endpoint.describe() + ": fcntl(FD_CLOEXEC) failed"};
   }
   if (endpoint.transport == Endpoint::Transport::kTcp) {
     // Lets the kernel notice a server that vanished without a FIN while we sit idle.
-    if (redisEnableKeepAlive(context.get()) != REDIS_OK) {
+    if (redictEnableKeepAlive(context.get()) != REDICT_OK) {
       return errorFromContext(context->err, context->errstr, errno, endpoint.describe());
     }
   }
@@ -128,11 +129,11 @@ Result<Reply> Connection::send(const char** argv, const size_t* lengths, size_t 
   int saved_errno = 0;
   {
     SigpipeGuard guard;
-    raw = redisCommandArgv(context_.get(), static_cast<int>(count), argv, lengths);
+    raw = redictCommandArgv(context_.get(), static_cast<int>(count), argv, lengths);
     saved_errno = errno;
   }
   if (raw == nullptr) return fail(saved_errno);
-  return replyOrError(Reply(static_cast<redisReply*>(raw)));
+  return replyOrError(Reply(static_cast<redictReply*>(raw)));
 }
 
 Result<Reply> Connection::command(std::initializer_list<std::string_view> args) {
@@ -154,7 +155,7 @@ Status Connection::append(const char** argv, const size_t* lengths, size_t count
   if (auto status = usable(); !status) return status.error();
   if (count == 0) return misuse("empty command");
   // Only buffers; nothing touches the socket until getReply().
-  if (redisAppendCommandArgv(context_.get(), static_cast<int>(count), argv, lengths) != REDIS_OK) {
+  if (redictAppendCommandArgv(context_.get(), static_cast<int>(count), argv, lengths) != REDICT_OK) {
     return fail(errno);
   }
   ++pending_;
@@ -180,16 +181,16 @@ Result<Reply> Connection::getReply() {
   if (auto status = usable(); !status) return status.error();
   if (pending_ == 0) return misuse("getReply() without an appended command");
   void* raw = nullptr;
-  int rc = REDIS_OK;
+  int rc = REDICT_OK;
   int saved_errno = 0;
   {
     SigpipeGuard guard;
-    rc = redisGetReply(context_.get(), &raw);
+    rc = redictGetReply(context_.get(), &raw);
     saved_errno = errno;
   }
-  if (rc != REDIS_OK || raw == nullptr) return fail(saved_errno);
+  if (rc != REDICT_OK || raw == nullptr) return fail(saved_errno);
   --pending_;
-  return replyOrError(Reply(static_cast<redisReply*>(raw)));
+  return replyOrError(Reply(static_cast<redictReply*>(raw)));
 }
 
 Result<std::vector<Result<Reply>>> Connection::pipeline(
@@ -231,7 +232,7 @@ Result<Reply> Connection::eval(const Script& script, const std::vector<std::stri
 Status Connection::setCommandTimeout(std::chrono::milliseconds timeout) {
   if (auto status = usable(); !status) return status.error();
   if (timeout.count() < 0) return misuse("negative command timeout");
-  if (redisSetTimeout(context_.get(), toTimeval(timeout)) != REDIS_OK) return fail(errno);
+  if (redictSetTimeout(context_.get(), toTimeval(timeout)) != REDICT_OK) return fail(errno);
   return {};
 }
 

@@ -15,9 +15,9 @@
 #include "redis/reply.h"
 #include "redis/script.h"
 
-// See reply.h for why hiredis is declared rather than included.
-struct redisContext;
-extern "C" void redisFree(redisContext* context);
+// See reply.h for why hiredict is declared rather than included.
+struct redictContext;
+extern "C" void redictFree(redictContext* context);
 
 namespace relay::redis {
 
@@ -31,7 +31,7 @@ struct ConnectionSettings {
   std::chrono::milliseconds command_timeout = std::chrono::seconds(10);
 };
 
-/// One blocking connection to Redis (a hiredis context it owns).
+/// One blocking connection to Redis (a hiredict context it owns).
 ///
 /// NOT thread-safe: use one Connection per thread, or guard it with a mutex.
 /// Every call blocks the calling thread for at most the command timeout per socket operation.
@@ -84,17 +84,17 @@ class Connection {
   Status setCommandTimeout(std::chrono::milliseconds timeout);
 
  private:
-  Connection(Endpoint endpoint, CHandle<redisContext, redisFree> context);
+  Connection(Endpoint endpoint, CHandle<redictContext, redictFree> context);
 
   Status usable() const;
   Result<Reply> send(const char** argv, const size_t* lengths, size_t count);
   Status append(const char** argv, const size_t* lengths, size_t count);
-  // Marks the connection broken by the hiredis error just seen and returns it.
+  // Marks the connection broken by the hiredict error just seen and returns it.
   Error fail(int saved_errno);
 
   Endpoint endpoint_;
   std::string where_;  // endpoint_.describe(), prefixed to I/O error messages
-  CHandle<redisContext, redisFree> context_;
+  CHandle<redictContext, redictFree> context_;
   size_t pending_ = 0;
   bool broken_ = false;
   std::string broken_reason_;

@@ -1,6 +1,6 @@
 #include "redis/errors.h"
 
-#include <hiredis/hiredis.h>
+#include <hiredict/hiredict.h>
 
 #include <cerrno>
 #include <string>
@@ -48,25 +48,27 @@ bool isReplyError(const Error& error, std::string_view code) {
   return error.kind == ErrorKind::kReply && !code.empty() && replyErrorCode(error) == code;
 }
 
-Error errorFromContext(int hiredis_err, std::string_view errstr, int saved_errno,
+Error errorFromContext(int hiredict_err, std::string_view errstr, int saved_errno,
                        std::string_view where) {
   std::string message(where);
   if (!message.empty()) message += ": ";
-  message += errstr.empty() ? std::string_view("unknown hiredis error") : errstr;
-  switch (hiredis_err) {
-    case REDIS_ERR_IO:
+  message += errstr.empty() ? std::string_view("unknown hiredict error") : errstr;
+  switch (hiredict_err) {
+    case REDICT_ERR_IO:
       // A blocking read/write that hit SO_RCVTIMEO/SO_SNDTIMEO fails with EAGAIN; a connect
       // that ran out of time is reported with ETIMEDOUT.
       if (saved_errno == EAGAIN || saved_errno == EWOULDBLOCK || saved_errno == ETIMEDOUT) {
         return {ErrorKind::kTimeout, message + " (timed out)"};
       }
       return {ErrorKind::kIo, std::move(message)};
-    case REDIS_ERR_EOF:
+    case REDICT_ERR_TIMEOUT:
+      return {ErrorKind::kTimeout, message + " (timed out)"};
+    case REDICT_ERR_EOF:
       return {ErrorKind::kClosed, std::move(message)};
-    case REDIS_ERR_PROTOCOL:
+    case REDICT_ERR_PROTOCOL:
       return {ErrorKind::kProtocol, std::move(message)};
-    case REDIS_ERR_OOM:
-    case REDIS_ERR_OTHER:
+    case REDICT_ERR_OOM:
+    case REDICT_ERR_OTHER:
     default:
       // OTHER covers unresolvable hosts and bad socket options: a failure to reach the server.
       return {ErrorKind::kIo, std::move(message)};

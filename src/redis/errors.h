@@ -18,7 +18,7 @@
 // module boundary that speaks relay::Result, convert with toRelay(): kIo/kClosed become
 // kUnavailable, kTimeout stays kTimeout, kProtocol/kReply become kInternal.
 //
-// All hiredis error codes are mapped to kinds in errors.cpp and nowhere else.
+// All hiredict error codes are mapped to kinds in errors.cpp and nowhere else.
 
 namespace relay::redis {
 
@@ -51,11 +51,11 @@ bool isReplyError(const Error& error, std::string_view code);
 /// The first word of a kReply error ("WRONGTYPE"); empty for other kinds.
 std::string_view replyErrorCode(const Error& error);
 
-/// Maps a hiredis context error (redisContext::err, ::errstr) to an Error. `saved_errno` is
-/// errno captured right after the failing hiredis call: hiredis 0.14 reports an expired
-/// SO_RCVTIMEO as a plain REDIS_ERR_IO, and only errno (EAGAIN) tells it is a timeout.
+/// Maps a hiredict context error (redictContext::err, ::errstr) to an Error. `saved_errno` is
+/// errno captured right after the failing hiredict call: hiredict reports an expired
+/// SO_RCVTIMEO as a plain REDICT_ERR_IO, and only errno (EAGAIN) tells it is a timeout.
 /// `where` (an endpoint description) prefixes the message.
-Error errorFromContext(int hiredis_err, std::string_view errstr, int saved_errno,
+Error errorFromContext(int hiredict_err, std::string_view errstr, int saved_errno,
                        std::string_view where);
 
 /// The Error for a Redis error reply with text `text`.

@@ -1,6 +1,6 @@
 #include "redis/reply.h"
 
-#include <hiredis/hiredis.h>
+#include <hiredict/hiredict.h>
 
 #include <string>
 #include <utility>
@@ -28,19 +28,20 @@ const char* replyTypeName(ReplyType type) {
 ReplyType ReplyView::type() const {
   if (reply_ == nullptr) return ReplyType::kNil;
   switch (reply_->type) {
-    case REDIS_REPLY_STRING:
+    case REDICT_REPLY_STRING:
       return ReplyType::kString;
-    case REDIS_REPLY_ARRAY:
+    case REDICT_REPLY_ARRAY:
       return ReplyType::kArray;
-    case REDIS_REPLY_INTEGER:
+    case REDICT_REPLY_INTEGER:
       return ReplyType::kInteger;
-    case REDIS_REPLY_STATUS:
+    case REDICT_REPLY_STATUS:
       return ReplyType::kStatus;
-    case REDIS_REPLY_ERROR:
+    case REDICT_REPLY_ERROR:
       return ReplyType::kError;
-    case REDIS_REPLY_NIL:
+    case REDICT_REPLY_NIL:
     default:
-      // hiredis 0.14 speaks RESP2 only, whose six types are all handled above.
+      // Relay never sends HELLO 3, so the server speaks RESP2, whose six types are all handled
+      // above; RESP3-only types (double, map, ...) cannot arrive.
       return ReplyType::kNil;
   }
 }

@@ -8,15 +8,15 @@
 #include "common/c_free.h"
 #include "redis/errors.h"
 
-// Declared here rather than by including hiredis.h so users of this header do not inherit
-// hiredis' REDIS_* macros; errors.cpp/reply.cpp include the real header, which checks that
+// Declared here rather than by including hiredict.h so users of this header do not inherit
+// hiredict's REDICT_* macros; errors.cpp/reply.cpp include the real header, which checks that
 // these declarations match.
-struct redisReply;
+struct redictReply;
 extern "C" void freeReplyObject(void* reply);
 
 namespace relay::redis {
 
-/// The RESP2 reply types hiredis produces.
+/// The RESP2 reply types hiredict produces (Relay never switches the protocol to RESP3).
 enum class ReplyType { kString, kArray, kInteger, kNil, kStatus, kError };
 
 /// Name of a reply type for messages ("bulk string", "array", ...).
@@ -28,7 +28,7 @@ const char* replyTypeName(ReplyType type);
 class ReplyView {
  public:
   /// `reply` may be null (a moved-from Reply), which reads as nil.
-  explicit ReplyView(const redisReply* reply) : reply_(reply) {}
+  explicit ReplyView(const redictReply* reply) : reply_(reply) {}
 
   ReplyType type() const;
   bool isNil() const { return type() == ReplyType::kNil; }
@@ -55,17 +55,17 @@ class ReplyView {
   Error toError() const;
 
  protected:
-  const redisReply* reply_;
+  const redictReply* reply_;
 
  private:
   Error typeMismatch(std::string_view expected) const;
 };
 
-/// Owns one hiredis reply tree and frees it; the accessors come from ReplyView. Move-only.
+/// Owns one hiredict reply tree and frees it; the accessors come from ReplyView. Move-only.
 class Reply : public ReplyView {
  public:
-  /// Takes ownership of `reply` (from redisCommandArgv, redisGetReply or a redisReader).
-  explicit Reply(redisReply* reply) : ReplyView(reply), owned_(reply) {}
+  /// Takes ownership of `reply` (from redictCommandArgv, redictGetReply or a redictReader).
+  explicit Reply(redictReply* reply) : ReplyView(reply), owned_(reply) {}
   Reply(Reply&& other) noexcept;
   Reply& operator=(Reply&& other) noexcept;
   Reply(const Reply&) = delete;
@@ -76,7 +76,7 @@ class Reply : public ReplyView {
   ReplyView view() const { return ReplyView(reply_); }
 
  private:
-  CHandle<redisReply, freeReplyObject> owned_;
+  CHandle<redictReply, freeReplyObject> owned_;
 };
 
 }  // namespace relay::redis

@@ -5,6 +5,7 @@
 
 #include "redis/connection.h"
 #include "redis/endpoint.h"
+#include "support/open_sockets.h"
 #include "support/redis_server.h"
 
 namespace relay::redis {
@@ -181,6 +182,14 @@ TEST_F(RedisConnection, SelectsTheDatabaseOfTheUri) {
   EXPECT_TRUE(in_db0->command({"GET", "where"})->isNil());
   ASSERT_TRUE(in_db0->command({"SELECT", "5"}).ok());
   EXPECT_EQ(*in_db0->command({"GET", "where"})->string(), "db5");
+}
+
+TEST_F(RedisConnection, SocketsAreCloseOnExecOverTcpAndUnix) {
+  auto over_tcp = server().connect();
+  auto over_unix = Connection::create(server().unixEndpoint());
+  ASSERT_TRUE(over_unix.ok()) << over_unix.error().message;
+  ASSERT_TRUE((*over_unix)->command({"PING"}).ok());
+  EXPECT_EQ(testing::socketsWithoutCloexec(), std::vector<int>{});
 }
 
 TEST_F(RedisConnection, RefusedConnectionIsAnIoError) {

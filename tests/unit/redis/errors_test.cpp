@@ -1,7 +1,7 @@
 #include "redis/errors.h"
 
 #include <gtest/gtest.h>
-#include <hiredis/read.h>
+#include <hiredict/read.h>
 
 #include <cerrno>
 #include <memory>
@@ -10,35 +10,35 @@ namespace relay::redis {
 namespace {
 
 TEST(ErrorFromContext, EofMeansTheServerClosedTheConnection) {
-  const Error error = errorFromContext(REDIS_ERR_EOF, "Server closed the connection", 0, "h:1");
+  const Error error = errorFromContext(REDICT_ERR_EOF, "Server closed the connection", 0, "h:1");
   EXPECT_EQ(error.kind, ErrorKind::kClosed);
   EXPECT_EQ(error.message, "h:1: Server closed the connection");
 }
 
 TEST(ErrorFromContext, IoErrorWithEagainIsATimeout) {
-  // hiredis 0.14 reports an expired SO_RCVTIMEO as REDIS_ERR_IO; errno tells it apart.
-  EXPECT_EQ(errorFromContext(REDIS_ERR_IO, "Resource temporarily unavailable", EAGAIN, "h:1").kind,
+  // hiredict reports an expired SO_RCVTIMEO as REDICT_ERR_IO; errno tells it apart.
+  EXPECT_EQ(errorFromContext(REDICT_ERR_IO, "Resource temporarily unavailable", EAGAIN, "h:1").kind,
             ErrorKind::kTimeout);
-  EXPECT_EQ(errorFromContext(REDIS_ERR_IO, "Connection timed out", ETIMEDOUT, "h:1").kind,
+  EXPECT_EQ(errorFromContext(REDICT_ERR_IO, "Connection timed out", ETIMEDOUT, "h:1").kind,
             ErrorKind::kTimeout);
 }
 
 TEST(ErrorFromContext, OtherIoErrorsAreIo) {
-  EXPECT_EQ(errorFromContext(REDIS_ERR_IO, "Connection refused", ECONNREFUSED, "h:1").kind,
+  EXPECT_EQ(errorFromContext(REDICT_ERR_IO, "Connection refused", ECONNREFUSED, "h:1").kind,
             ErrorKind::kIo);
-  EXPECT_EQ(errorFromContext(REDIS_ERR_IO, "Connection reset by peer", ECONNRESET, "h:1").kind,
+  EXPECT_EQ(errorFromContext(REDICT_ERR_IO, "Connection reset by peer", ECONNRESET, "h:1").kind,
             ErrorKind::kIo);
-  EXPECT_EQ(errorFromContext(REDIS_ERR_OTHER, "Name or service not known", 0, "h:1").kind,
+  EXPECT_EQ(errorFromContext(REDICT_ERR_OTHER, "Name or service not known", 0, "h:1").kind,
             ErrorKind::kIo);
 }
 
 TEST(ErrorFromContext, ProtocolErrorIsProtocol) {
-  EXPECT_EQ(errorFromContext(REDIS_ERR_PROTOCOL, "Protocol error, got \"x\"", 0, "h:1").kind,
+  EXPECT_EQ(errorFromContext(REDICT_ERR_PROTOCOL, "Protocol error, got \"x\"", 0, "h:1").kind,
             ErrorKind::kProtocol);
 }
 
 TEST(ErrorFromContext, EmptyErrstrStillSaysSomething) {
-  EXPECT_EQ(errorFromContext(REDIS_ERR_IO, "", 0, "").message, "unknown hiredis error");
+  EXPECT_EQ(errorFromContext(REDICT_ERR_IO, "", 0, "").message, "unknown hiredict error");
 }
 
 TEST(IsReplyError, MatchesTheFirstWordOfAReplyErrorOnly) {

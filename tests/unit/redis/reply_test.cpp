@@ -1,7 +1,7 @@
 #include "redis/reply.h"
 
 #include <gtest/gtest.h>
-#include <hiredis/hiredis.h>
+#include <hiredict/hiredict.h>
 
 #include <string>
 #include <utility>
@@ -11,15 +11,15 @@ namespace {
 
 using namespace std::string_view_literals;
 
-// Builds a real hiredis reply tree from RESP bytes, as the connection would receive it.
+// Builds a real hiredict reply tree from RESP bytes, as the connection would receive it.
 Reply parse(std::string_view resp) {
-  redisReader* reader = redisReaderCreate();
-  EXPECT_EQ(redisReaderFeed(reader, resp.data(), resp.size()), REDIS_OK);
+  redictReader* reader = redictReaderCreate();
+  EXPECT_EQ(redictReaderFeed(reader, resp.data(), resp.size()), REDICT_OK);
   void* raw = nullptr;
-  EXPECT_EQ(redisReaderGetReply(reader, &raw), REDIS_OK);
+  EXPECT_EQ(redictReaderGetReply(reader, &raw), REDICT_OK);
   EXPECT_NE(raw, nullptr) << "incomplete RESP in test";
-  redisReaderFree(reader);
-  return Reply(static_cast<redisReply*>(raw));
+  redictReaderFree(reader);
+  return Reply(static_cast<redictReply*>(raw));
 }
 
 TEST(Reply, BulkStringIsBinarySafe) {
