@@ -155,7 +155,8 @@ Status Connection::append(const char** argv, const size_t* lengths, size_t count
   if (auto status = usable(); !status) return status.error();
   if (count == 0) return misuse("empty command");
   // Only buffers; nothing touches the socket until getReply().
-  if (redictAppendCommandArgv(context_.get(), static_cast<int>(count), argv, lengths) != REDICT_OK) {
+  if (redictAppendCommandArgv(context_.get(), static_cast<int>(count), argv, lengths) !=
+      REDICT_OK) {
     return fail(errno);
   }
   ++pending_;
