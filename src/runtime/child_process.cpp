@@ -1,7 +1,6 @@
 #include "runtime/child_process.h"
 
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/prctl.h>
@@ -15,6 +14,7 @@
 
 #include "common/duration.h"
 #include "runtime/child_setup.h"
+#include "runtime/vm_clone.h"
 
 namespace relay::runtime {
 namespace {
@@ -45,19 +45,32 @@ void writeAll(int fd, const void* data, std::size_t size) {
   }
 }
 
-// Child side after fork: only async-signal-safe calls. Reports a failing step's errno on
-// error_fd (close-on-exec, so a successful exec leaves it empty) and exits 127.
-[[noreturn]] void runChild(const LaunchOptions& options, char* const* argv, char* const* envp,
-                           int in_fd, int out_fd, int err_fd, int error_fd, pid_t parent) {
+// What the child needs, all prepared before the clone.
+struct ChildPlan {
+  const LaunchOptions& options;
+  char* const* argv;
+  char* const* envp;
+  int in_fd, out_fd, err_fd;
+  int error_fd;  // close-on-exec: a successful exec leaves it empty
+  pid_t parent;
+  bool started_in_cgroup;  // set by cloneVm just before each attempt
+};
+
+// Child side after cloneVm: it runs on Relay's memory until execve, so only async-signal-safe,
+// allocation-free calls, and credentials change through raw syscalls (glibc's setresuid would
+// broadcast to Relay's other threads). Reports a failing step's errno on error_fd and exits 127.
+[[noreturn]] void runChild(const ChildPlan& plan) {
+  const LaunchOptions& options = plan.options;
+  const int error_fd = plan.error_fd;
   const auto fail = [error_fd](int step) {
     const int codes[2] = {step, errno};
     writeAll(error_fd, codes, sizeof codes);
     _exit(127);
   };
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(1);
-  if (::getppid() != parent) _exit(127);  // the parent died before prctl
-  if (!child_setup::moveFd(in_fd, 0) || !child_setup::moveFd(out_fd, 1) ||
-      !child_setup::moveFd(err_fd, 2)) {
+  if (::getppid() != plan.parent) _exit(127);  // the parent died before prctl
+  if (!child_setup::moveFd(plan.in_fd, 0) || !child_setup::moveFd(plan.out_fd, 1) ||
+      !child_setup::moveFd(plan.err_fd, 2)) {
     fail(2);
   }
   if (::setsid() < 0) fail(3);
@@ -65,16 +78,19 @@ void writeAll(int fd, const void* data, std::size_t size) {
   // quota, not to the sandbox user's small one that every concurrent invocation shares.
   if (!child_setup::joinFreshSessionKeyring()) fail(10);
   for (const std::string& file : options.cgroup_procs_files) {
+    if (plan.started_in_cgroup) break;
     const int fd = ::open(file.c_str(), O_WRONLY | O_CLOEXEC);
     if (fd < 0 || ::write(fd, "0", 1) != 1) fail(4);
     ::close(fd);
   }
   if (!options.cwd.empty() && ::chdir(options.cwd.c_str()) != 0) fail(5);
-  if (options.gid && (::setgroups(0, nullptr) != 0 ||
-                      ::setresgid(*options.gid, *options.gid, *options.gid) != 0)) {
+  if (options.gid && (::syscall(SYS_setgroups, 0, nullptr) != 0 ||
+                      ::syscall(SYS_setresgid, *options.gid, *options.gid, *options.gid) != 0)) {
     fail(6);
   }
-  if (options.uid && ::setresuid(*options.uid, *options.uid, *options.uid) != 0) fail(7);
+  if (options.uid && ::syscall(SYS_setresuid, *options.uid, *options.uid, *options.uid) != 0) {
+    fail(7);
+  }
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(8);
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
@@ -85,10 +101,12 @@ void writeAll(int fd, const void* data, std::size_t size) {
   // Last: only stdin, stdout and stderr reach the handler. Close-on-exec rather than close, so
   // error_fd still reports a failing execve.
   if (!child_setup::markCloexecFrom(3)) fail(11);
-  ::execve(options.executable.c_str(), argv, envp);
+  ::execve(options.executable.c_str(), plan.argv, plan.envp);
   fail(9);
   _exit(127);  // not reached: fail() exits
 }
+
+int childEntry(void* plan) { runChild(*static_cast<ChildPlan*>(plan)); }
 
 const char* childStepName(int step) {
   switch (step) {
@@ -139,7 +157,7 @@ class ScopedSigpipeBlock {
 }  // namespace
 
 Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const LaunchOptions& options) {
-  // Everything the child needs is built before fork: after it only async-signal-safe calls.
+  // Everything the child needs is built before the clone: after it only async-signal-safe calls.
   std::vector<char*> argv;
   for (const std::string& arg : options.argv) argv.push_back(const_cast<char*>(arg.c_str()));
   argv.push_back(nullptr);
@@ -155,13 +173,11 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const LaunchOptions& o
   if (!err) return err.error();
   auto status = makePipe();
   if (!status) return status.error();
-  const pid_t parent = ::getpid();
-  const pid_t pid = ::fork();
-  if (pid < 0) return Error::unavailable(errnoText("fork"));
-  if (pid == 0) {
-    runChild(options, argv.data(), envp.data(), in->read.get(), out->write.get(), err->write.get(),
-             status->write.get(), parent);
-  }
+  ChildPlan plan{
+      options,          argv.data(),         envp.data(), in->read.get(), out->write.get(),
+      err->write.get(), status->write.get(), ::getpid(),  false};
+  const pid_t pid = cloneVm(childEntry, &plan, options.cgroup_fd, &plan.started_in_cgroup).pid;
+  if (pid < 0) return Error::unavailable(errnoText("clone"));
 
   std::unique_ptr<ChildProcess> child(new ChildProcess());
   child->pid_ = pid;

@@ -24,7 +24,8 @@ struct LaunchOptions {
   std::vector<std::string> env;                 // KEY=VALUE, the complete environment
   std::string cwd;                              // empty: inherit
   std::vector<std::string> cgroup_procs_files;  // the child joins each cgroup before exec
-  std::optional<uid_t> uid;                     // dropped to (with gid, no supplementary groups)
+  int cgroup_fd = -1;        // v2: the child starts in this cgroup directory (then skips the files)
+  std::optional<uid_t> uid;  // dropped to (with gid, no supplementary groups)
   std::optional<gid_t> gid;
 };
 
@@ -32,7 +33,8 @@ struct LaunchOptions {
 /// kills the child's process group and reaps it if it is still running.
 class ChildProcess {
  public:
-  /// Forks and execs. Fails (kUnavailable) when the executable cannot be started.
+  /// Starts the child without copying Relay's address space (cloneVm) and execs. Fails
+  /// (kUnavailable) when the executable cannot be started.
   static Result<std::unique_ptr<ChildProcess>> spawn(const LaunchOptions& options);
   ~ChildProcess();
   ChildProcess(const ChildProcess&) = delete;
