@@ -244,6 +244,10 @@ Result<std::unique_ptr<InvocationCgroup>> CgroupManager::createInvocation(
     auto written = writeFile(file, value);
     if (!written.ok()) return written.error();
   }
+  if (layout_.version == CgroupVersion::kV2) {
+    // Best effort: without it the child joins through cgroup.procs.
+    cgroup->directory_fd_.reset(::open(dirs[0].c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  }
   return cgroup;
 }
 

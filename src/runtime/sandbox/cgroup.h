@@ -10,6 +10,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "common/unique_fd.h"
 #include "runtime/runtime.h"
 
 namespace relay::runtime {
@@ -43,6 +44,8 @@ class InvocationCgroup {
 
   /// Files a child writes "0" into to join this cgroup (cgroup.procs of each directory).
   std::vector<std::string> procsFiles() const;
+  /// v2: the directory, open (O_PATH) for clone3 CLONE_INTO_CGROUP; -1 on v1.
+  int directoryFd() const { return directory_fd_.get(); }
   /// Sends `signal` to every process inside (the whole tree, whatever sessions it made) except
   /// the processes in `spared` and their direct children.
   void signalAll(int signal, pid_t spared = -1) const;
@@ -56,6 +59,7 @@ class InvocationCgroup {
   CgroupVersion version_;
   std::vector<std::filesystem::path> dirs_;
   Clock& clock_;
+  UniqueFd directory_fd_;
 };
 
 /// Creates limited per-invocation cgroups under Relay's base cgroup. Thread-safe.

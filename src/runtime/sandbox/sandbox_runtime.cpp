@@ -136,6 +136,7 @@ Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& outp
   for (const auto& [key, value] : handlerEnvironment(spec))
     options.env.push_back(key + "=" + value);
   options.cgroup_procs_files = group.procsFiles();
+  options.cgroup_fd = group.directoryFd();
   options.uid = settings_.uid;
   options.gid = settings_.gid;
   options.cwd = "/";

@@ -79,6 +79,7 @@ TEST(CgroupManager, V1InvocationGetsEveryLimit) {
   EXPECT_EQ(read(fs::path(files[1]).parent_path() / "pids.max"), "32");
   EXPECT_EQ(read(fs::path(files[2]).parent_path() / "cpu.cfs_quota_us"), "50000");
   EXPECT_EQ(read(fs::path(files[2]).parent_path() / "cpu.cfs_period_us"), "100000");
+  EXPECT_EQ((*cgroup)->directoryFd(), -1);  // v1 processes join by writing cgroup.procs
 }
 
 TEST(CgroupManager, SandboxesTogetherWeighAsMuchAsTheirSlotsOfOrdinaryProcesses) {
@@ -121,6 +122,7 @@ TEST(CgroupManager, V2DelegatesControllersAndSetsLimits) {
   EXPECT_EQ(read(inv / "memory.swap.max"), "0");
   EXPECT_EQ(read(inv / "pids.max"), "128");
   EXPECT_EQ(read(inv / "cpu.max"), "200000 100000");
+  EXPECT_GE((*cgroup)->directoryFd(), 0);  // for CLONE_INTO_CGROUP
 }
 
 TEST(CgroupManager, OomKillIsReadFromTheControllersCounter) {
