@@ -171,7 +171,9 @@ std::vector<fs::path> CgroupManager::baseDirs() const {
 
 Result<std::unique_ptr<CgroupManager>> CgroupManager::create(CgroupLayout layout, Clock& clock,
                                                              int cpu_slots) {
-  std::unique_ptr<CgroupManager> manager(new CgroupManager(std::move(layout), clock));
+  // At most one prepared cgroup per slot: each finishing invocation prepares its successor's.
+  std::unique_ptr<CgroupManager> manager(new CgroupManager(
+      std::move(layout), clock, static_cast<std::size_t>(std::max(cpu_slots, 1))));
   for (const fs::path& base : manager->baseDirs()) {
     std::error_code ec;
     fs::create_directories(base, ec);
@@ -209,6 +211,40 @@ Result<std::unique_ptr<CgroupManager>> CgroupManager::create(CgroupLayout layout
 
 Result<std::unique_ptr<InvocationCgroup>> CgroupManager::createInvocation(
     const Resources& resources) {
+  {
+    std::lock_guard lock(mutex_);
+    auto ready = prepared_.find(keyOf(resources));
+    if (ready != prepared_.end() && !ready->second.empty()) {
+      std::unique_ptr<InvocationCgroup> cgroup = std::move(ready->second.back());
+      ready->second.pop_back();
+      --prepared_count_;
+      return cgroup;
+    }
+  }
+  return make(resources);
+}
+
+void CgroupManager::prepare(const Resources& resources) {
+  {
+    std::lock_guard lock(mutex_);
+    if (prepared_count_ >= max_prepared_) return;
+    ++prepared_count_;  // reserved: concurrent callers stay within the bound
+  }
+  auto cgroup = make(resources);
+  std::lock_guard lock(mutex_);
+  if (!cgroup.ok()) {
+    --prepared_count_;  // the next createInvocation makes one and reports why
+    return;
+  }
+  prepared_[keyOf(resources)].push_back(std::move(cgroup).value());
+}
+
+std::size_t CgroupManager::preparedCount() const {
+  std::lock_guard lock(mutex_);
+  return prepared_count_;
+}
+
+Result<std::unique_ptr<InvocationCgroup>> CgroupManager::make(const Resources& resources) {
   const std::string name =
       "inv-" + std::to_string(::getpid()) + "-" + std::to_string(next_id_.fetch_add(1));
   std::vector<fs::path> dirs;

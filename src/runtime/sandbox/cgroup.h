@@ -4,8 +4,11 @@
 
 #include <atomic>
 #include <filesystem>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/clock.h"
@@ -75,21 +78,39 @@ class CgroupManager {
   /// MAX_CONCURRENCY's default: one slot per invocation that may run at once.
   static constexpr int kDefaultCpuSlots = 16;
 
-  /// A new cgroup with the limits applied; fails (kUnavailable) when a limit cannot be set.
+  /// A new, never used cgroup with the limits applied: one prepare() made ahead when there is
+  /// one, else made now. Fails (kUnavailable) when a limit cannot be set.
   Result<std::unique_ptr<InvocationCgroup>> createInvocation(const Resources& resources);
+  /// Makes one cgroup with these limits ahead of use, for a later createInvocation, unless
+  /// `max_prepared` are waiting already. Empty cgroups cost nothing while they wait; a
+  /// cgroup is still never used twice (docs/runtimes.md "sandbox").
+  void prepare(const Resources& resources);
+  /// How many prepared cgroups are waiting (or being made).
+  std::size_t preparedCount() const;
 
   const CgroupLayout& layout() const { return layout_; }
   /// How many stale invocation cgroups create() removed.
   int reapedAtStart() const { return reaped_; }
 
  private:
-  CgroupManager(CgroupLayout layout, Clock& clock) : layout_(std::move(layout)), clock_(clock) {}
+  CgroupManager(CgroupLayout layout, Clock& clock, std::size_t max_prepared)
+      : layout_(std::move(layout)), clock_(clock), max_prepared_(max_prepared) {}
   std::vector<std::filesystem::path> baseDirs() const;
+  Result<std::unique_ptr<InvocationCgroup>> make(const Resources& resources);
+
+  using LimitsKey = std::tuple<std::uint64_t, double, std::uint32_t>;
+  static LimitsKey keyOf(const Resources& resources) {
+    return {resources.memory_bytes, resources.cpus, resources.pids};
+  }
 
   CgroupLayout layout_;
   Clock& clock_;
   std::atomic<std::uint64_t> next_id_{0};
   int reaped_ = 0;
+  const std::size_t max_prepared_;
+  mutable std::mutex mutex_;
+  std::map<LimitsKey, std::vector<std::unique_ptr<InvocationCgroup>>> prepared_;
+  std::size_t prepared_count_ = 0;
 };
 
 }  // namespace relay::runtime

@@ -155,6 +155,8 @@ Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& outp
   auto termination = process.supervise(
       spec.input, out, err, clock_, spec.timeout,
       [&group, bwrap_pid](int sig) { group.signalAll(sig, sig == SIGKILL ? -1 : bwrap_pid); });
+  // The next invocation with these limits finds its cgroup made (this one is never reused).
+  cgroups_->prepare(spec.resources);
   if (!termination.ok()) return termination.error();
   // bwrap reports a handler killed by signal N as exit 128+N.
   if (termination->exited && termination->code > 128 && termination->code < 128 + NSIG) {

@@ -5,6 +5,11 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+
 #include <gtest/gtest.h>
 
 #include "fakes/fake_clock.h"
@@ -13,6 +18,11 @@
 
 namespace relay::runtime::testing {
 namespace {
+
+std::string readFile(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 class SandboxIsolation : public ::testing::Test {
  protected:
@@ -141,13 +151,23 @@ TEST_F(SandboxIsolation, TimeoutLeavesNoProcessAndNoCgroupBehind) {
   spec.timeout = std::chrono::milliseconds(300);
   const Outcome outcome = runScript("setsid sleep 100 & sleep 100", &spec);
   EXPECT_EQ(outcome.reason, "timeout 300ms");
+  // What remains of ours is at most a cgroup prepared for the next invocation: empty, and its
+  // memory peak says no process was ever charged to it.
   const CgroupLayout& layout = runtime_->cgroups()->layout();
-  const auto base = layout.version == CgroupVersion::kV2 ? layout.unified : layout.pids;
+  const bool v2 = layout.version == CgroupVersion::kV2;
+  const auto base = v2 ? layout.unified : layout.memory;
+  int remaining = 0;
   for (const auto& entry : std::filesystem::directory_iterator(base)) {
-    EXPECT_FALSE(entry.is_directory() && entry.path().filename().string().rfind(
-                                             "inv-" + std::to_string(::getpid()), 0) == 0)
-        << "left behind: " << entry.path();
+    if (!entry.is_directory() ||
+        entry.path().filename().string().rfind("inv-" + std::to_string(::getpid()) + "-", 0) != 0) {
+      continue;
+    }
+    ++remaining;
+    EXPECT_EQ(readFile(entry.path() / "cgroup.procs"), "") << "left behind: " << entry.path();
+    EXPECT_EQ(readFile(entry.path() / (v2 ? "memory.peak" : "memory.max_usage_in_bytes")), "0\n")
+        << "used before: " << entry.path();
   }
+  EXPECT_LE(remaining, 1);
 }
 
 TEST_F(SandboxIsolation, StaleCgroupsOfACrashedRelayAreReapedAtStart) {

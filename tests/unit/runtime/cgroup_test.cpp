@@ -82,6 +82,52 @@ TEST(CgroupManager, V1InvocationGetsEveryLimit) {
   EXPECT_EQ((*cgroup)->directoryFd(), -1);  // v1 processes join by writing cgroup.procs
 }
 
+TEST(CgroupManager, APreparedCgroupServesOneInvocationWithTheSameLimitsThenIsGone) {
+  testing::TempDir dir;
+  testing::FakeClock clock;
+  CgroupLayout layout;
+  layout.version = CgroupVersion::kV2;
+  layout.unified = dir.path() / "own/relay";
+  fs::create_directories(layout.unified);
+  auto manager = CgroupManager::create(layout, clock, 2);
+  ASSERT_TRUE(manager.ok());
+  Resources small;
+  small.memory_bytes = 32 << 20;
+  (*manager)->prepare(small);
+  EXPECT_EQ((*manager)->preparedCount(), 1u);
+  std::vector<fs::path> made;
+  for (const auto& entry : fs::directory_iterator(layout.unified)) {
+    if (entry.is_directory()) made.push_back(entry.path());
+  }
+  ASSERT_EQ(made.size(), 1u);
+  // Other limits: a new cgroup, the prepared one keeps waiting.
+  auto other = (*manager)->createInvocation({});
+  ASSERT_TRUE(other.ok());
+  EXPECT_NE(fs::path((*other)->procsFiles()[0]).parent_path(), made[0]);
+  EXPECT_EQ((*manager)->preparedCount(), 1u);
+  auto first = (*manager)->createInvocation(small);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ(fs::path((*first)->procsFiles()[0]).parent_path(), made[0]);
+  EXPECT_EQ(read(made[0] / "memory.max"), std::to_string(32 << 20));
+  EXPECT_EQ((*manager)->preparedCount(), 0u);
+  auto second = (*manager)->createInvocation(small);
+  ASSERT_TRUE(second.ok());
+  EXPECT_NE(fs::path((*second)->procsFiles()[0]).parent_path(), made[0]);
+}
+
+TEST(CgroupManager, PreparesAtMostOneCgroupPerSlot) {
+  testing::TempDir dir;
+  testing::FakeClock clock;
+  CgroupLayout layout;
+  layout.version = CgroupVersion::kV2;
+  layout.unified = dir.path() / "own/relay";
+  fs::create_directories(layout.unified);
+  auto manager = CgroupManager::create(layout, clock, 3);
+  ASSERT_TRUE(manager.ok());
+  for (int i = 0; i < 5; ++i) (*manager)->prepare({});
+  EXPECT_EQ((*manager)->preparedCount(), 3u);
+}
+
 TEST(CgroupManager, SandboxesTogetherWeighAsMuchAsTheirSlotsOfOrdinaryProcesses) {
   testing::TempDir dir;
   testing::FakeClock clock;
