@@ -35,5 +35,6 @@ void addStatsCommand(CLI::App& root, CommandContext& context);
 void addHealthCommand(CLI::App& root, CommandContext& context);
 void addPatternCommand(CLI::App& root, CommandContext& context);
 void addPublishCommand(CLI::App& root, CommandContext& context);
+void addBacktestCommand(CLI::App& root, CommandContext& context);
 
 }  // namespace relay::cli
