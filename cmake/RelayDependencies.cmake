@@ -14,6 +14,9 @@ find_package(CLI11 REQUIRED CONFIG)
 find_package(fmt REQUIRED CONFIG)
 find_package(ZLIB REQUIRED)
 find_package(date REQUIRED CONFIG)  # libhowardhinnant-date-dev; zones from tzdata at runtime
+# libseccomp-dev: the sandbox's seccomp filter (src/runtime/sandbox/seccomp_filter.cpp).
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)
 if(RELAY_BUILD_TESTS)
   find_package(GTest REQUIRED CONFIG)
 endif()

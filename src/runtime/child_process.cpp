@@ -50,7 +50,9 @@ struct ChildPlan {
   const LaunchOptions& options;
   char* const* argv;
   char* const* envp;
-  int in_fd, out_fd, err_fd;
+  const int* fds;  // stdin, stdout, stderr, then options.inherited_fds: become 0, 1, 2, 3...
+  int* scratch;    // as many slots as fds
+  int fd_count;
   int error_fd;  // close-on-exec: a successful exec leaves it empty
   pid_t parent;
   bool started_in_cgroup;  // set by cloneVm just before each attempt
@@ -61,18 +63,21 @@ struct ChildPlan {
 // broadcast to Relay's other threads). Reports a failing step's errno on error_fd and exits 127.
 [[noreturn]] void runChild(const ChildPlan& plan) {
   const LaunchOptions& options = plan.options;
-  const int error_fd = plan.error_fd;
-  const auto fail = [error_fd](int step) {
+  int error_fd = plan.error_fd;
+  const auto fail = [&error_fd](int step) {
     const int codes[2] = {step, errno};
     writeAll(error_fd, codes, sizeof codes);
     _exit(127);
   };
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(1);
   if (::getppid() != plan.parent) _exit(127);  // the parent died before prctl
-  if (!child_setup::moveFd(plan.in_fd, 0) || !child_setup::moveFd(plan.out_fd, 1) ||
-      !child_setup::moveFd(plan.err_fd, 2)) {
+  // Out of the way of the descriptors about to be installed at 0..fd_count-1.
+  if (const int moved = ::fcntl(error_fd, F_DUPFD_CLOEXEC, plan.fd_count); moved >= 0) {
+    error_fd = moved;
+  } else {
     fail(2);
   }
+  if (!child_setup::installFds(plan.fds, plan.scratch, plan.fd_count)) fail(2);
   if (::setsid() < 0) fail(3);
   // With Relay's credentials, before dropping privileges: the keyring is charged to Relay's key
   // quota, not to the sandbox user's small one that every concurrent invocation shares.
@@ -98,9 +103,9 @@ struct ChildPlan {
   sigset_t none;
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
-  // Last: only stdin, stdout and stderr reach the handler. Close-on-exec rather than close, so
-  // error_fd still reports a failing execve.
-  if (!child_setup::markCloexecFrom(3)) fail(11);
+  // Last: only stdin, stdout, stderr and the inherited descriptors reach the program.
+  // Close-on-exec rather than close, so error_fd still reports a failing execve.
+  if (!child_setup::markCloexecFrom(plan.fd_count)) fail(11);
   ::execve(options.executable.c_str(), plan.argv, plan.envp);
   fail(9);
   _exit(127);  // not reached: fail() exits
@@ -114,7 +119,7 @@ const char* childStepName(int step) {
     case 3:
       return "setting up the session";
     case 2:
-      return "redirecting stdio";
+      return "installing stdio and inherited descriptors";
     case 4:
       return "joining the invocation cgroup";
     case 5:
@@ -173,9 +178,18 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const LaunchOptions& o
   if (!err) return err.error();
   auto status = makePipe();
   if (!status) return status.error();
-  ChildPlan plan{
-      options,          argv.data(),         envp.data(), in->read.get(), out->write.get(),
-      err->write.get(), status->write.get(), ::getpid(),  false};
+  std::vector<int> fds = {in->read.get(), out->write.get(), err->write.get()};
+  fds.insert(fds.end(), options.inherited_fds.begin(), options.inherited_fds.end());
+  std::vector<int> scratch(fds.size(), -1);
+  ChildPlan plan{options,
+                 argv.data(),
+                 envp.data(),
+                 fds.data(),
+                 scratch.data(),
+                 static_cast<int>(fds.size()),
+                 status->write.get(),
+                 ::getpid(),
+                 false};
   const pid_t pid = cloneVm(childEntry, &plan, options.cgroup_fd, &plan.started_in_cgroup).pid;
   if (pid < 0) return Error::unavailable(errnoText("clone"));
 

@@ -27,6 +27,9 @@ struct LaunchOptions {
   int cgroup_fd = -1;        // v2: the child starts in this cgroup directory (then skips the files)
   std::optional<uid_t> uid;  // dropped to (with gid, no supplementary groups)
   std::optional<gid_t> gid;
+  /// Descriptors the program gets as 3, 4, ... (e.g. bwrap --seccomp 3); still owned by the
+  /// caller. Every other descriptor above 2 is closed at exec.
+  std::vector<int> inherited_fds;
 };
 
 /// An owned child process in its own session with piped stdin/stdout/stderr. The destructor

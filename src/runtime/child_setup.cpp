@@ -109,10 +109,17 @@ bool joinFreshSessionKeyring() {
   return errno == ENOSYS;
 }
 
-bool moveFd(int fd, int target) {
-  if (fd != target) return ::dup2(fd, target) == target;
-  const int flags = ::fcntl(fd, F_GETFD);
-  return flags >= 0 && ::fcntl(fd, F_SETFD, flags & ~FD_CLOEXEC) == 0;
+bool installFds(const int* sources, int* scratch, int count) {
+  // First copy every source above the targets, so no dup2 below overwrites a pending source.
+  for (int i = 0; i < count; ++i) {
+    scratch[i] = ::fcntl(sources[i], F_DUPFD_CLOEXEC, count);
+    if (scratch[i] < 0) return false;
+  }
+  for (int i = 0; i < count; ++i) {
+    if (::dup2(scratch[i], i) != i) return false;
+    ::close(scratch[i]);
+  }
+  return true;
 }
 
 }  // namespace relay::runtime::child_setup

@@ -29,7 +29,9 @@ bool markCloexecFrom(int first);
 /// when the kernel has no keyrings at all (ENOSYS). Returns false with errno set otherwise.
 bool joinFreshSessionKeyring();
 
-/// Makes `fd` the descriptor `target` (dup2), or clears close-on-exec when it already is.
-bool moveFd(int fd, int target);
+/// Makes sources[i] the descriptor i for every i < count (not close-on-exec), whatever their
+/// numbers (a source may already sit on another's target). `scratch` has room for `count`
+/// descriptors. Returns false with errno set on failure.
+bool installFds(const int* sources, int* scratch, int count);
 
 }  // namespace relay::runtime::child_setup

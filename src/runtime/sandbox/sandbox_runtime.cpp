@@ -7,13 +7,13 @@
 
 #include "runtime/child_process.h"
 #include "runtime/handler_command.h"
+#include "runtime/output_lines.h"
+#include "runtime/sandbox/sandbox_probe.h"
 
 namespace relay::runtime {
 namespace {
 
 namespace fs = std::filesystem;
-
-constexpr const char* kAppMount = "/app";
 
 // Whether `uid` (not the owner, not in the group) can list and read `dir`: every ancestor
 // must be searchable by others, the directory itself readable and searchable.
@@ -49,7 +49,14 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
                              " (apt-get install bubblewrap)";
     return runtime;
   }
-  runtime->bwrap_ = *bwrap;
+  runtime->tools_.bwrap = *bwrap;
+  runtime->tools_.bwrap_disable_userns = bwrapSupports(*bwrap, "--disable-userns", clock);
+  auto seccomp = SeccompFilter::build();
+  if (!seccomp.ok()) {
+    runtime->host_problem_ = seccomp.error().message;
+    return runtime;
+  }
+  runtime->seccomp_ = std::move(*seccomp);
   if (!layout.ok()) {
     runtime->host_problem_ = layout.error().message;
     return runtime;
@@ -60,6 +67,10 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
     return runtime;
   }
   runtime->cgroups_ = std::move(cgroups).value();
+  if (auto probe = probeSandbox(runtime->settings_, runtime->tools_, *runtime->seccomp_, clock);
+      !probe.ok()) {
+    runtime->host_problem_ = probe.error().message;
+  }
   return runtime;
 }
 
@@ -84,45 +95,6 @@ Availability SandboxRuntime::availability(const InvocationSpec& app_spec) const 
   return {};
 }
 
-std::vector<std::string> SandboxRuntime::bwrapArgv(const InvocationSpec& spec) const {
-  std::vector<std::string> argv = {bwrap_.empty() ? "bwrap" : bwrap_,
-                                   "--unshare-all",
-                                   "--die-with-parent",
-                                   "--new-session",
-                                   "--cap-drop",
-                                   "ALL",
-                                   "--uid",
-                                   std::to_string(settings_.uid),
-                                   "--gid",
-                                   std::to_string(settings_.gid),
-                                   "--hostname",
-                                   "relay-sandbox"};
-  if (spec.network) {
-    argv.push_back("--share-net");
-    for (const char* file : {"/etc/resolv.conf", "/etc/hosts"}) {
-      argv.insert(argv.end(), {"--ro-bind-try", file, file});
-    }
-  }
-  std::error_code ec;
-  for (const std::string& path : settings_.system_paths) {
-    argv.insert(argv.end(), {"--ro-bind-try", path, path});
-  }
-  // Merged-/usr hosts have /bin, /lib... as symlinks into /usr; mirror them, else bind them.
-  for (const char* top : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
-    if (fs::is_symlink(top, ec)) {
-      argv.insert(argv.end(), {"--symlink", fs::read_symlink(top, ec).string(), top});
-    } else if (fs::is_directory(top, ec)) {
-      argv.insert(argv.end(), {"--ro-bind", top, top});
-    }
-  }
-  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--size",
-                           std::to_string(settings_.tmp_bytes), "--tmpfs", "/tmp"});
-  argv.insert(argv.end(), {"--ro-bind", fs::absolute(spec.app_dir).lexically_normal().string(),
-                           kAppMount, "--chdir", kAppMount, "--"});
-  for (std::string& arg : handlerCommand(spec, kAppMount)) argv.push_back(std::move(arg));
-  return argv;
-}
-
 Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& output) {
   const Availability available = availability(spec);
   if (!available.available) return Error::unavailable(available.reason);
@@ -130,9 +102,13 @@ Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& outp
   if (!cgroup.ok()) return cgroup.error();
   InvocationCgroup& group = **cgroup;
 
+  auto seccomp = seccomp_->openProgram();
+  if (!seccomp.ok()) return seccomp.error();
+
   LaunchOptions options;
-  options.executable = bwrap_;
-  options.argv = bwrapArgv(spec);
+  options.executable = tools_.bwrap;
+  options.argv = bwrapArgv(settings_, tools_, spec);
+  options.inherited_fds = {seccomp->get()};  // becomes kSeccompFd
   for (const auto& [key, value] : handlerEnvironment(spec))
     options.env.push_back(key + "=" + value);
   options.cgroup_procs_files = group.procsFiles();

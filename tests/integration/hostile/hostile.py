@@ -139,5 +139,49 @@ def keyring_read(event):
     done()
 
 
+def _run(argv):
+    import subprocess
+    try:
+        done_ = subprocess.run(argv, capture_output=True, timeout=10)
+        return done_.returncode, (done_.stdout + done_.stderr).decode(errors="replace").strip()
+    except OSError as error:
+        return None, repr(error)
+
+
+def namespaces(event):
+    """Creates a user namespace (the door to mount, chroot and cgroupfs) and mounts."""
+    ctypes.set_errno(0)
+    rc = libc.unshare(CLONE_NEWUSER)
+    report("unshare-newuser", rc == 0, errno.errorcode.get(ctypes.get_errno(), ""))
+    rc, out = _run(["unshare", "-U", "true"])
+    report("unshare-U-command", rc == 0, out)
+    rc, out = _run(["unshare", "-Urm", "sh", "-c", "mount -t tmpfs none /tmp && echo mounted"])
+    report("unshare-Urm-mount", rc == 0 and "mounted" in out, out)
+    ctypes.set_errno(0)
+    rc = libc.mount(b"none", b"/tmp", b"tmpfs", 0, None)
+    report("mount-tmpfs", rc == 0, errno.errorcode.get(ctypes.get_errno(), ""))
+    rc, out = _run(["sh", "-c", "cat /proc/sys/user/max_user_namespaces"])
+    print(f"INFO max_user_namespaces {out}", flush=True)
+    done()
+
+
+def kernel_interfaces(event):
+    """io_uring, userfaultfd, bpf and perf_event_open: the usual kernel exploit entry points."""
+    params = ctypes.create_string_buffer(120)
+    rc, err = syscall("io_uring_setup", ctypes.c_uint(8), params)
+    report("io_uring_setup", rc >= 0, err)
+    rc, err = syscall("userfaultfd", ctypes.c_int(0))
+    report("userfaultfd", rc >= 0, err)
+    attr = ctypes.create_string_buffer(128)
+    rc, err = syscall("bpf", ctypes.c_int(0), attr, ctypes.c_uint(len(attr)))  # BPF_MAP_CREATE
+    report("bpf", rc >= 0, err)
+    rc, err = syscall("perf_event_open", attr, ctypes.c_int(0), ctypes.c_int(-1),
+                      ctypes.c_int(-1), ctypes.c_ulong(0))
+    report("perf_event_open", rc >= 0, err)
+    with open("/proc/self/status") as status:
+        print("INFO " + " ".join(l.strip() for l in status if l.startswith("Seccomp")), flush=True)
+    done()
+
+
 if __name__ == "__main__":
     sys.exit("run through relay")

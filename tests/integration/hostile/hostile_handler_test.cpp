@@ -2,6 +2,10 @@
 // escape a hostile app author tried against `relay start` on the sandbox runtime, asserted to
 // fail. Relay talks to a redis-server with requirepass, so a leaked connection would be an
 // authenticated one.
+#include <linux/keyctl.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include "integration/hostile/hostile_fixture.h"
 
 namespace relay::testing {
@@ -23,6 +27,44 @@ TEST_F(HostileHandler, CannotReachRedisOverTheNetworkWithoutNetwork) {
       "hostile", "redis_tcp",
       R"({"attempt":"redis_tcp","host":"127.0.0.1","port":)" + std::to_string(port()) + "}");
   expectAllBlocked(lines, 1);
+}
+
+TEST_F(HostileHandler, CannotReadAnotherAppsKeyOrRelaysOwnSessionKeyring) {
+  // Relay runs in a session keyring holding a key of its own, as under systemd or runc.
+  ASSERT_GE(::syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, "relay-hostile-test"), 0);
+  const char secret[] = "relay-own-secret-value";
+  ASSERT_GT(::syscall(SYS_add_key, "user", "relay-own-secret", secret, sizeof secret - 1,
+                      KEY_SPEC_SESSION_KEYRING),
+            0);
+  addApp("alpha", {"keyring_store"});
+  addApp("beta", {"keyring_read"});
+  startRelay();
+  const auto stored = attempt("alpha", "keyring_store", R"({"attempt":"keyring_store"})");
+  std::string serials;
+  for (const std::string& line : stored) {
+    if (line.rfind("SERIAL ", 0) == 0) serials += (serials.empty() ? "" : ",") + line.substr(7);
+  }
+  const auto read =
+      attempt("beta", "keyring_read", R"({"attempt":"keyring_read","serials":[)" + serials + "]}");
+  expectAllBlocked(read, 5);
+  EXPECT_EQ(log().find("relay-own-secret-value"), std::string::npos) << log();
+  EXPECT_EQ(log().find("from-app-a"), std::string::npos) << log();
+}
+
+TEST_F(HostileHandler, CannotCreateAUserNamespaceOrMount) {
+  addApp("hostile", {"namespaces"});
+  startRelay();
+  const auto lines = attempt("hostile", "namespaces", R"({"attempt":"namespaces"})");
+  expectAllBlocked(lines, 4);
+}
+
+TEST_F(HostileHandler, CannotUseIoUringUserfaultfdBpfOrPerf) {
+  addApp("hostile", {"kernel_interfaces"});
+  startRelay();
+  const auto lines = attempt("hostile", "kernel_interfaces", R"({"attempt":"kernel_interfaces"})");
+  expectAllBlocked(lines, 4);
+  // Seccomp mode 2: a filter is installed.
+  EXPECT_NE(joined(lines).find("Seccomp:\t2"), std::string::npos) << joined(lines);
 }
 
 }  // namespace

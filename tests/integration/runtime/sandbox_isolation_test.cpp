@@ -205,6 +205,30 @@ TEST(SandboxRuntime, MissingBwrapMakesEveryAppUnavailable) {
   EXPECT_EQ(outcome.error().kind, ErrorKind::kUnavailable);
 }
 
+TEST(SandboxRuntime, ASandboxBwrapCannotStartMakesEveryAppUnavailableWithItsMessage) {
+  SystemClock clock;
+  SandboxSettings settings;
+  settings.tmp_bytes = 0;  // bwrap refuses `--size 0`: stands for any option it cannot apply
+  auto runtime = SandboxRuntime::create(clock, settings);
+  EXPECT_NE(runtime->hostProblem().find("bwrap cannot start a sandbox"), std::string::npos)
+      << runtime->hostProblem();
+  EXPECT_NE(runtime->hostProblem().find("--size"), std::string::npos) << runtime->hostProblem();
+  TestApp app;
+  app.script("bin/h.sh", "true");
+  CollectingSink sink;
+  const auto outcome = runtime->run(app.spec(Language::kExec, "bin/h.sh"), sink);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error().kind, ErrorKind::kUnavailable);
+}
+
+TEST(SandboxRuntime, BuildsTheSeccompFilterAndFindsWhatBwrapSupports) {
+  SystemClock clock;
+  auto runtime = SandboxRuntime::create(clock);
+  ASSERT_EQ(runtime->hostProblem(), "");
+  // Debian 12's bwrap 0.8.0 has --disable-userns (docs/runtimes.md).
+  EXPECT_TRUE(runtime->tools().bwrap_disable_userns);
+}
+
 TEST(SandboxRuntime, AppDirectoryUnreadableByTheSandboxUserIsUnavailable) {
   SystemClock clock;
   auto runtime = SandboxRuntime::create(clock);

@@ -2,7 +2,9 @@
 
 #include <fcntl.h>
 #include <linux/keyctl.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <array>
@@ -61,15 +63,30 @@ TEST(ChildSetup, FreshSessionKeyringReplacesTheInheritedOne) {
   EXPECT_EQ(sessionName(), "_ses");
 }
 
-TEST(ChildSetup, MoveFdOntoItselfClearsCloseOnExec) {
-  std::array<int, 2> fds{};
-  ASSERT_EQ(::pipe2(fds.data(), O_CLOEXEC), 0);
-  ASSERT_TRUE(moveFd(fds[0], fds[0]));
-  EXPECT_FALSE(cloexec(fds[0]));
-  const int target = fds[1] + 10;
-  ASSERT_TRUE(moveFd(fds[1], target));
-  EXPECT_FALSE(cloexec(target));
-  for (int fd : {fds[0], fds[1], target}) ::close(fd);
+TEST(ChildSetup, InstallFdsPlacesEachSourceEvenWhenSourcesSitOnTargets) {
+  // Run in a child: it rearranges descriptors 0..3 of the process.
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    std::array<int, 2> a{}, b{};
+    if (::pipe(a.data()) != 0 || ::pipe2(b.data(), O_CLOEXEC) != 0) ::_exit(10);
+    ::dup2(a[0], 3);  // a source already on a later target...
+    ::dup2(b[1], 0);  // ...and one on an earlier target
+    const int sources[4] = {3, 0, 2, 1};
+    int scratch[4];
+    struct stat before[4];
+    for (int i = 0; i < 4; ++i) ::fstat(sources[i], &before[i]);
+    if (!installFds(sources, scratch, 4)) ::_exit(11);
+    for (int i = 0; i < 4; ++i) {
+      struct stat after {};
+      if (::fstat(i, &after) != 0 || after.st_ino != before[i].st_ino) ::_exit(20 + i);
+      if (cloexec(i)) ::_exit(30 + i);
+    }
+    ::_exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
 }
 
 }  // namespace

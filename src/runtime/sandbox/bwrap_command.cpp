@@ -1,0 +1,63 @@
+#include "runtime/sandbox/bwrap_command.h"
+
+#include <filesystem>
+
+#include "runtime/handler_command.h"
+
+namespace relay::runtime {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kAppMount = "/app";
+
+}  // namespace
+
+std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const SandboxTools& tools,
+                                   const InvocationSpec& spec) {
+  // --unshare-user explicitly: --unshare-all only tries it, and --disable-userns needs it.
+  std::vector<std::string> argv = {tools.bwrap,
+                                   "--unshare-all",
+                                   "--unshare-user",
+                                   "--die-with-parent",
+                                   "--new-session",
+                                   "--cap-drop",
+                                   "ALL",
+                                   "--uid",
+                                   std::to_string(settings.uid),
+                                   "--gid",
+                                   std::to_string(settings.gid),
+                                   "--hostname",
+                                   "relay-sandbox",
+                                   "--seccomp",
+                                   std::to_string(kSeccompFd)};
+  // The seccomp filter denies creating user namespaces already; this also sets the sandbox's
+  // user.max_user_namespaces to 0, where bwrap offers it.
+  if (tools.bwrap_disable_userns) argv.push_back("--disable-userns");
+  if (spec.network) {
+    argv.push_back("--share-net");
+    for (const char* file : {"/etc/resolv.conf", "/etc/hosts"}) {
+      argv.insert(argv.end(), {"--ro-bind-try", file, file});
+    }
+  }
+  std::error_code ec;
+  for (const std::string& path : settings.system_paths) {
+    argv.insert(argv.end(), {"--ro-bind-try", path, path});
+  }
+  // Merged-/usr hosts have /bin, /lib... as symlinks into /usr; mirror them, else bind them.
+  for (const char* top : {"/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32"}) {
+    if (fs::is_symlink(top, ec)) {
+      argv.insert(argv.end(), {"--symlink", fs::read_symlink(top, ec).string(), top});
+    } else if (fs::is_directory(top, ec)) {
+      argv.insert(argv.end(), {"--ro-bind", top, top});
+    }
+  }
+  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--size",
+                           std::to_string(settings.tmp_bytes), "--tmpfs", "/tmp"});
+  argv.insert(argv.end(), {"--ro-bind", fs::absolute(spec.app_dir).lexically_normal().string(),
+                           kAppMount, "--chdir", kAppMount, "--"});
+  for (std::string& arg : handlerCommand(spec, kAppMount)) argv.push_back(std::move(arg));
+  return argv;
+}
+
+}  // namespace relay::runtime

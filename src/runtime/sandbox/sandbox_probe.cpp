@@ -1,0 +1,79 @@
+#include "runtime/sandbox/sandbox_probe.h"
+
+#include "runtime/child_process.h"
+#include "runtime/output_lines.h"
+
+namespace relay::runtime {
+namespace {
+
+constexpr std::chrono::seconds kProbeTimeout{10};
+
+/// Keeps the lines a probe printed.
+class CollectingSink final : public OutputSink {
+ public:
+  void line(std::string_view text) override {
+    if (!text_.empty()) text_ += "; ";
+    text_.append(text);
+  }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+struct ProbeRun {
+  ChildProcess::Termination termination;
+  std::string output;  // stdout and stderr, lines joined by "; "
+};
+
+Result<ProbeRun> runToCompletion(const LaunchOptions& options, Clock& clock) {
+  auto child = ChildProcess::spawn(options);
+  if (!child.ok()) return child.error();
+  CollectingSink sink;
+  LineSplitter out("", sink);
+  LineSplitter err("", sink);
+  ChildProcess& process = **child;
+  auto ended = process.supervise({}, out, err, clock, kProbeTimeout,
+                                 [&process](int signal) { process.signalGroup(signal); });
+  if (!ended.ok()) return ended.error();
+  return ProbeRun{*ended, sink.text()};
+}
+
+}  // namespace
+
+bool bwrapSupports(const std::string& bwrap, std::string_view option, Clock& clock) {
+  LaunchOptions options;
+  options.executable = bwrap;
+  options.argv = {bwrap, "--help"};
+  auto run = runToCompletion(options, clock);
+  return run.ok() && run->output.find(option) != std::string::npos;
+}
+
+Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
+                    const SeccompFilter& seccomp, Clock& clock) {
+  // /usr mounted as the "app", so the command is /app/bin/true: no app of the user involved.
+  InvocationSpec spec;
+  spec.app = "probe";
+  spec.app_dir = "/usr";
+  spec.handler = "bin/true";
+  auto program = seccomp.openProgram();
+  if (!program.ok()) return program.error();
+  LaunchOptions options;
+  options.executable = tools.bwrap;
+  options.argv = bwrapArgv(settings, tools, spec);
+  options.uid = settings.uid;
+  options.gid = settings.gid;
+  options.cwd = "/";
+  options.inherited_fds = {program->get()};
+  auto run = runToCompletion(options, clock);
+  if (!run.ok()) return Error::unavailable("cannot start bwrap: " + run.error().message);
+  const ChildProcess::Termination& ended = run->termination;
+  if (ended.exited && ended.code == 0) return {};
+  const std::string how = ended.timed_out ? "did not finish"
+                          : ended.exited  ? "exited " + std::to_string(ended.code)
+                                          : "died of signal " + std::to_string(ended.signal);
+  return Error::unavailable("bwrap cannot start a sandbox on this host (" + how +
+                            (run->output.empty() ? "" : ": " + run->output) + ")");
+}
+
+}  // namespace relay::runtime

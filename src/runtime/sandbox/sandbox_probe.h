@@ -1,0 +1,26 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "common/clock.h"
+#include "common/result.h"
+#include "runtime/sandbox/bwrap_command.h"
+#include "runtime/sandbox/seccomp_filter.h"
+
+namespace relay::runtime {
+
+// One-off checks the sandbox runtime makes when it is created, so that a host where the
+// sandbox cannot work makes apps unavailable with the reason instead of failing each
+// invocation as if the handler had failed. Each blocks for one short child process.
+
+/// Whether `bwrap --help` lists `option` (e.g. --disable-userns, bwrap 0.8+).
+bool bwrapSupports(const std::string& bwrap, std::string_view option, Clock& clock);
+
+/// Starts one sandbox with the real options (seccomp filter included) running /usr/bin/true.
+/// kUnavailable with bwrap's own message when it cannot: no unprivileged user namespaces,
+/// no seccomp, an option this bwrap lacks.
+Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
+                    const SeccompFilter& seccomp, Clock& clock);
+
+}  // namespace relay::runtime

@@ -1,0 +1,34 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "runtime/sandbox/cgroup.h"
+
+namespace relay::runtime {
+
+/// Settings of the bubblewrap sandbox; the defaults are the secure ones.
+struct SandboxSettings {
+  std::string search_path = "/usr/local/bin:/usr/bin:/bin";  // where bwrap is found
+  uid_t uid = 65534;  // nobody, outside and inside the sandbox
+  gid_t gid = 65534;
+  std::uint64_t tmp_bytes = 64ULL << 20;  // size of the private /tmp
+  std::string cgroup_base_name = "relay-sandbox";
+  /// How many invocations may run at once (MAX_CONCURRENCY): the sandboxes together get the
+  /// CPU weight of that many ordinary processes.
+  int cpu_slots = CgroupManager::kDefaultCpuSlots;
+  /// Host paths exposed read-only when present; never /root, /home or Relay's own files.
+  std::vector<std::string> system_paths = {"/usr",
+                                           "/etc/ssl",
+                                           "/etc/ca-certificates",
+                                           "/etc/alternatives",
+                                           "/etc/ld.so.cache",
+                                           "/etc/localtime",
+                                           "/etc/nsswitch.conf",
+                                           "/etc/mime.types"};
+};
+
+}  // namespace relay::runtime

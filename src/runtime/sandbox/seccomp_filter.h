@@ -1,0 +1,48 @@
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "common/unique_fd.h"
+
+namespace relay::runtime {
+
+/// One system call the sandbox's seccomp filter denies.
+struct SeccompRule {
+  std::string_view syscall;
+  int error;  // the errno the call fails with (EPERM; ENOSYS for clone3)
+  /// Denied only when its flags argument has a CLONE_NEW* namespace flag (clone, unshare).
+  bool only_with_namespace_flag = false;
+};
+
+/// The seccomp BPF program every sandboxed handler runs under (docs/runtimes.md "seccomp"),
+/// built once with libseccomp for the native architecture plus its compat ABIs (x86 and x32
+/// on x86_64, arm on aarch64); calls of any other ABI kill the process. Denied calls fail
+/// with an errno rather than killing, so a handler sees an ordinary error. Immutable after
+/// build(): thread-safe.
+class SeccompFilter {
+ public:
+  /// Every denied call, in the order documented.
+  static const std::vector<SeccompRule>& rules();
+
+  /// Builds the program. kUnavailable with libseccomp's reason when a rule cannot be built (a
+  /// libseccomp too old to know a call): the sandbox then runs nothing rather than run
+  /// unfiltered.
+  static Result<SeccompFilter> build();
+
+  /// The raw program (an array of struct sock_filter), as bwrap --seccomp reads it.
+  const std::string& program() const { return program_; }
+
+  /// A fresh descriptor positioned at the start of the program (a memfd, close-on-exec), for
+  /// one bwrap --seccomp FD: bwrap reads it to the end, so each invocation needs its own.
+  /// Does not block.
+  Result<UniqueFd> openProgram() const;
+
+ private:
+  explicit SeccompFilter(std::string program) : program_(std::move(program)) {}
+  std::string program_;
+};
+
+}  // namespace relay::runtime
