@@ -9,7 +9,7 @@
 #include "cli/command.h"
 #include "cli/redis_session.h"
 #include "cli/table.h"
-#include "stream/stats_recorder.h"
+#include "stream/handler_stats.h"
 
 namespace relay::cli {
 namespace {

@@ -18,6 +18,8 @@ std::vector<std::pair<std::string, std::string>> DlqEntry::fields() const {
       {"timestamp", timestamp},
   };
   if (!trace.empty()) out.emplace_back("trace", trace);
+  if (!exit_reason.empty()) out.emplace_back("exit_reason", exit_reason);
+  if (!output_tail.empty()) out.emplace_back("output_tail", output_tail);
   return out;
 }
 

@@ -29,6 +29,8 @@ struct DlqEntry {
   long long handler_attempts = 0;  // real executions
   std::string timestamp;           // RFC 3339
   std::string trace;               // optional lineage; omitted when empty
+  std::string exit_reason;         // how the last attempt ended; omitted when empty
+  std::string output_tail;         // the last attempt's output tail; omitted when empty
 
   /// Field/value pairs for XADD, in the documented order.
   std::vector<std::pair<std::string, std::string>> fields() const;

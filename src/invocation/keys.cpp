@@ -12,6 +12,12 @@ std::string StreamKeys::dlq() const { return prefix() + "dlq"; }
 
 std::string StreamKeys::stats() const { return prefix() + "stats"; }
 
+std::string StreamKeys::due() const { return prefix() + "due:" + group; }
+
+std::string StreamKeys::appTemplate(std::string_view app) const {
+  return prefix() + "apps:" + std::string(app);
+}
+
 std::string invocationField(std::string_view app, std::string_view handler) {
   return std::string(app) + "/" + std::string(handler);
 }

@@ -17,6 +17,12 @@ struct StreamKeys {
   std::string dlq() const;
   /// `relay:<stream>:stats`
   std::string stats() const;
+  /// `relay:<stream>:due:<group>`: the due-retry index, a sorted set of message ids scored by
+  /// the earliest next_attempt_at (Redis time, ms) of their failed invocations.
+  std::string due() const;
+  /// `relay:<stream>:apps:<app>`: the app's last valid template, for a worker started while
+  /// its local template is invalid.
+  std::string appTemplate(std::string_view app) const;
   /// `relay:<stream>:` itself, for SCANs and docs.
   std::string prefix() const;
 };
@@ -28,5 +34,11 @@ std::string invocationField(std::string_view app, std::string_view handler);
 inline constexpr std::string_view kMalformedField = "-/-";
 /// The reserved field that marks a state hash as retained (its message left the PEL).
 inline constexpr std::string_view kRetainedField = "relay:retained";
+/// The reserved field holding the message's plan (plan.h), recorded at its first execution.
+inline constexpr std::string_view kPlanField = "relay:plan";
+/// Prefixes of the reserved per-invocation fields `relay:reason:<app>/<handler>` and
+/// `relay:tail:<app>/<handler>`: the exit reason and output tail of its last failed attempt.
+inline constexpr std::string_view kReasonPrefix = "relay:reason:";
+inline constexpr std::string_view kTailPrefix = "relay:tail:";
 
 }  // namespace relay::invocation

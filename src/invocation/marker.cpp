@@ -35,10 +35,13 @@ std::optional<Marker> Marker::parse(std::string_view text) {
   if (kind == "running" && parts.size() == 4 && number(parts[3], marker.deadline_ms)) {
     marker.state = State::kRunning;
     marker.token = parts[2];
-  } else if (kind == "failed" && parts.size() == 3 && number(parts[2], marker.next_attempt_ms)) {
+  } else if (kind == "failed" && (parts.size() == 3 || parts.size() == 4) &&
+             number(parts[2], marker.next_attempt_ms)) {
     marker.state = State::kFailed;
-  } else if (kind == "succeeded" && parts.size() == 2) {
+    if (parts.size() == 4) marker.token = parts[3];
+  } else if (kind == "succeeded" && (parts.size() == 2 || parts.size() == 3)) {
     marker.state = State::kSucceeded;
+    if (parts.size() == 3) marker.token = parts[2];
   } else if (kind == "exhausted" &&
              (parts.size() == 3 || (parts.size() == 4 && parts[3] == "dlq"))) {
     marker.state = State::kExhausted;
@@ -56,9 +59,9 @@ std::string Marker::format() const {
     case State::kRunning:
       return "running:" + a + ":" + token + ":" + std::to_string(deadline_ms);
     case State::kFailed:
-      return "failed:" + a + ":" + std::to_string(next_attempt_ms);
+      return "failed:" + a + ":" + std::to_string(next_attempt_ms) + ":" + token;
     case State::kSucceeded:
-      return "succeeded:" + a;
+      return "succeeded:" + a + ":" + token;
     case State::kExhausted:
       return "exhausted:" + a + ":" + token + (dlq_written ? ":dlq" : "");
   }

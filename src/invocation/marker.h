@@ -7,18 +7,22 @@
 
 namespace relay::invocation {
 
-/// One invocation's state as stored in its hash field (relay.md section 5):
-///   running:<attempt>:<token>:<deadline-ms>    claimed by a worker executing attempt N
-///   failed:<attempt>:<next-attempt-at-ms>      attempt N failed; the next may start then
-///   succeeded:<attempt>
-///   exhausted:<attempt>:<token>                the last attempt failed; DLQ entry owed
-///   exhausted:<attempt>:<token>:dlq            ... and written
-/// Times are Unix milliseconds. The Lua scripts write these; this type reads them.
+/// One invocation's state as stored in its hash field (docs/pipeline.md "State in Redis"):
+///   running:<attempt>:<token>:<deadline-ms>         attempt N started by the claim `token`
+///   failed:<attempt>:<next-attempt-at-ms>:<token>   attempt N failed; the next may start then
+///   succeeded:<attempt>:<token>
+///   exhausted:<attempt>:<token>                     every attempt failed; DLQ entry owed
+///   exhausted:<attempt>:<token>:dlq                 ... and written
+/// The token stays in every marker so a repeated call (its reply was lost) is recognised and
+/// answered with the recorded verdict. A released claim leaves `failed:<N-1>:<at>:-`. Times are
+/// Unix milliseconds of Redis's clock (TIME). The Lua scripts write these; the in-memory store
+/// and the tools read and write them through this type. Markers of an older Relay (no token in
+/// succeeded/failed) still parse.
 struct Marker {
   enum class State { kRunning, kFailed, kSucceeded, kExhausted };
   State state = State::kRunning;
   int attempt = 0;
-  std::string token;                 // running, exhausted
+  std::string token;
   std::int64_t deadline_ms = 0;      // running: when the claim expires
   std::int64_t next_attempt_ms = 0;  // failed
   bool dlq_written = false;          // exhausted

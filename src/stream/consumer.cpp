@@ -14,14 +14,19 @@ constexpr milliseconds kStopCheck{100};
 
 }  // namespace
 
-Consumer::Consumer(ConsumerSettings settings, redis::Endpoint endpoint, Dispatcher& dispatcher,
+Consumer::Consumer(ConsumerSettings settings, redis::Endpoint endpoint,
+                   invocation::Lifecycle& lifecycle, StoreFactory stores,
                    observability::Metrics& metrics, observability::Logger& logger, Clock& clock)
     : settings_(std::move(settings)),
       endpoint_(std::move(endpoint)),
-      dispatcher_(dispatcher),
+      lifecycle_(lifecycle),
+      stores_(std::move(stores)),
       metrics_(metrics),
       logger_(logger),
-      clock_(clock) {}
+      clock_(clock),
+      due_(invocation::StreamKeys{settings_.stream, settings_.group}, settings_.consumer,
+           settings_.due),
+      capacity_(std::max({1, settings_.max_unfinished, settings_.workers})) {}
 
 Consumer::~Consumer() { stop(); }
 
@@ -49,40 +54,27 @@ redis::Result<std::vector<StreamEntry>> Consumer::read(redis::Connection& redis,
   return parseReadGroup(reply->view());
 }
 
-void Consumer::handle(redis::Connection& redis, const StreamEntry& entry) {
-  const Delivery delivery = dispatcher_.process(redis, entry, stopping_);
-  if (delivery == Delivery::kPending) {
+void Consumer::process(invocation::LifecycleStore& store, const StreamEntry& entry) {
+  const invocation::Delivery delivery = lifecycle_.process(store, entry, stopping_);
+  if (delivery == invocation::Delivery::kPending) {
     logger_.debug("message left pending", {{"message_id", entry.id}});
   }
+}
+
+invocation::LifecycleStore& Consumer::syncStore() {
+  if (!sync_store_) sync_store_ = stores_();
+  return *sync_store_;
 }
 
 redis::Result<int> Consumer::readOnce(redis::Connection& redis) {
   auto entries = read(redis, settings_.read_count);
   if (!entries.ok()) return entries.error();
-  for (const StreamEntry& entry : *entries) handle(redis, entry);
+  for (const StreamEntry& entry : *entries) process(syncStore(), entry);
   return static_cast<int>(entries->size());
 }
 
-void Consumer::clearMissing(redis::Connection& redis, const std::string& id) {
-  // Data loss, not success: counted and cleared, never given a made-up payload or DLQ entry.
-  metrics_.countMissingPayload();
-  logger_.warn("pending message has no stream entry (trimmed or deleted externally): cleared",
-               {{"message_id", id}});
-  auto acked = redis.command({"XACK", settings_.stream, settings_.group, id});
-  if (!acked.ok()) metrics_.countRedisError("xack");
-  const invocation::StreamKeys keys{settings_.stream, settings_.group};
-  auto exists = redis.command({"EXISTS", keys.state(id)});
-  if (exists.ok() && exists->integer().ok() && *exists->integer() > 0) {
-    const auto retention = dispatcher_.settings().invocation_retention;
-    auto retain =
-        redis.command({"HSET", keys.state(id), std::string(invocation::kRetainedField), "1"});
-    if (retain.ok() && retention.count() > 0) {
-      (void)redis.command({"PEXPIRE", keys.state(id), std::to_string(retention.count())});
-    }
-  }
-}
-
-redis::Result<int> Consumer::reclaimOnce(redis::Connection& redis) {
+redis::Result<int> Consumer::sweep(redis::Connection& redis, invocation::LifecycleStore& store,
+                                   const Deliver& deliver) {
   std::string cursor = "0-0";
   int reclaimed = 0;
   do {
@@ -95,7 +87,13 @@ redis::Result<int> Consumer::reclaimOnce(redis::Connection& redis) {
     }
     auto page = parseAutoClaim(reply->view());
     if (!page.ok()) return page.error();
-    for (const std::string& id : page->deleted) clearMissing(redis, id);
+    for (const std::string& id : page->deleted) {
+      // Data loss, not success: counted and cleared, never given a made-up payload or DLQ entry.
+      metrics_.countMissingPayload();
+      logger_.warn("pending message has no stream entry (trimmed or deleted externally): cleared",
+                   {{"message_id", id}});
+      if (auto cleared = store.clearMissing(id); !cleared.ok()) metrics_.countRedisError("xack");
+    }
     std::vector<StreamEntry> fresh;
     {
       std::lock_guard lock(mutex_);
@@ -106,10 +104,7 @@ redis::Result<int> Consumer::reclaimOnce(redis::Connection& redis) {
     }
     reclaimed += static_cast<int>(fresh.size() + page->deleted.size());
     metrics_.countReclaimed(static_cast<long long>(fresh.size()));
-    for (const StreamEntry& entry : fresh) {
-      if (stopping_) break;
-      handle(redis, entry);
-    }
+    deliver(std::move(fresh));
     cursor = page->next;
   } while (cursor != "0-0" && !stopping_);
   auto pending = redis.command({"XPENDING", settings_.stream, settings_.group});
@@ -120,9 +115,31 @@ redis::Result<int> Consumer::reclaimOnce(redis::Connection& redis) {
   return reclaimed;
 }
 
+redis::Result<int> Consumer::reclaimOnce(redis::Connection& redis) {
+  invocation::LifecycleStore& store = syncStore();
+  return sweep(redis, store, [&](std::vector<StreamEntry> entries) {
+    for (const StreamEntry& entry : entries) {
+      if (stopping_) break;
+      process(store, entry);
+    }
+  });
+}
+
+redis::Result<int> Consumer::pollDueOnce(redis::Connection& redis) {
+  auto entries = due_.take(redis, settings_.read_count);
+  if (!entries.ok()) return entries.error();
+  for (const StreamEntry& entry : *entries) process(syncStore(), entry);
+  return static_cast<int>(entries->size());
+}
+
 void Consumer::stop() {
   stopping_ = true;
   changed_.notify_all();
+}
+
+int Consumer::inHand() const {
+  std::lock_guard lock(mutex_);
+  return static_cast<int>(unfinished_.size());
 }
 
 void Consumer::sleepUnlessStopping(milliseconds duration) {
@@ -165,6 +182,13 @@ void Consumer::enqueue(std::vector<StreamEntry> entries) {
   changed_.notify_all();
 }
 
+int Consumer::waitForRoom() {
+  std::unique_lock lock(mutex_);
+  changed_.wait(lock,
+                [&] { return stopping_ || static_cast<int>(unfinished_.size()) < capacity_; });
+  return stopping_ ? 0 : capacity_ - static_cast<int>(unfinished_.size());
+}
+
 void Consumer::readerLoop() {
   std::unique_ptr<redis::Connection> redis;
   milliseconds backoff = settings_.reconnect_min;
@@ -182,15 +206,8 @@ void Consumer::readerLoop() {
       group_ready = true;
       redis_reachable_ = true;  // Redis answered: /healthz need not wait for the first read
     }
-    int room = 0;
-    {
-      // Backpressure: the backlog stays in Redis while max_unfinished messages are in hand.
-      std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] {
-        return stopping_ || static_cast<int>(unfinished_.size()) < settings_.max_unfinished;
-      });
-      room = settings_.max_unfinished - static_cast<int>(unfinished_.size());
-    }
+    // Backpressure: the backlog stays in Redis while the hands are full.
+    const int room = waitForRoom();
     if (stopping_) return;
     auto entries = read(*redis, std::min(room, settings_.read_count));
     if (!entries.ok()) {
@@ -204,13 +221,18 @@ void Consumer::readerLoop() {
 
 void Consumer::reclaimLoop() {
   std::unique_ptr<redis::Connection> redis;
+  std::unique_ptr<invocation::LifecycleStore> store = stores_();
   milliseconds backoff = settings_.reconnect_min;
   while (!stopping_) {
     sleepUnlessStopping(settings_.reclaim_interval);
     if (stopping_) return;
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
-    auto reclaimed = reclaimOnce(*redis);
+    // The sweep only hands messages to the pool: a long handler never stalls it.
+    auto reclaimed = sweep(*redis, *store, [&](std::vector<StreamEntry> entries) {
+      waitForRoom();
+      enqueue(std::move(entries));
+    });
     if (!reclaimed.ok()) {
       logger_.warn("reclaim failed", {{"error", reclaimed.error().message}});
     } else if (*reclaimed > 0) {
@@ -219,9 +241,31 @@ void Consumer::reclaimLoop() {
   }
 }
 
-void Consumer::workerLoop() {
+void Consumer::dueLoop() {
   std::unique_ptr<redis::Connection> redis;
   milliseconds backoff = settings_.reconnect_min;
+  while (!stopping_) {
+    sleepUnlessStopping(settings_.due_poll);
+    if (stopping_) return;
+    redis = connect(std::move(redis), backoff);
+    if (!redis) return;
+    const int room = waitForRoom();
+    if (stopping_) return;
+    auto due = due_.take(*redis, room);
+    if (!due.ok()) {
+      metrics_.countRedisError("due_retries");
+      logger_.warn("reading due retries failed", {{"error", due.error().message}});
+      continue;
+    }
+    if (!due->empty()) {
+      logger_.debug("due retries taken", {{"count", std::to_string(due->size())}});
+      enqueue(std::move(due).value());
+    }
+  }
+}
+
+void Consumer::workerLoop() {
+  std::unique_ptr<invocation::LifecycleStore> store = stores_();
   while (true) {
     StreamEntry entry;
     {
@@ -231,14 +275,12 @@ void Consumer::workerLoop() {
       entry = std::move(queue_.front());
       queue_.pop_front();
     }
-    redis = connect(std::move(redis), backoff);
-    if (redis) handle(*redis, entry);
+    process(*store, entry);
     {
       std::lock_guard lock(mutex_);
       unfinished_.erase(entry.id);
     }
     changed_.notify_all();
-    if (!redis) return;
   }
 }
 
@@ -246,7 +288,8 @@ void Consumer::run() {
   std::vector<std::thread> threads;
   threads.emplace_back([this] { readerLoop(); });
   threads.emplace_back([this] { reclaimLoop(); });
-  for (int i = 0; i < settings_.max_unfinished; ++i) {
+  threads.emplace_back([this] { dueLoop(); });
+  for (int i = 0; i < std::max(1, settings_.workers); ++i) {
     threads.emplace_back([this] { workerLoop(); });
   }
   for (std::thread& thread : threads) thread.join();

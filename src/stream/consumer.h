@@ -4,6 +4,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <set>
@@ -12,45 +13,58 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "invocation/lifecycle.h"
+#include "invocation/lifecycle_store.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
-#include "stream/dispatcher.h"
+#include "stream/due_retries.h"
 #include "stream/stream_entry.h"
 
 namespace relay::stream {
 
 /// Fixed internals of reading (relay.md section 1): tests shorten them through this struct;
-/// the binary exposes none of them.
+/// the binary sets only `workers` (MAX_CONCURRENCY).
 struct ConsumerSettings {
   std::string stream = "events";
   std::string group = "relay";
   std::string consumer;
   std::chrono::milliseconds block{5'000};  // XREADGROUP BLOCK
   int read_count = 10;                     // XREADGROUP COUNT
-  int max_unfinished = 16;                 // read but unfinished messages (backpressure)
+  /// Messages in hand (read, reclaimed or due, and not finished): at most max(max_unfinished,
+  /// workers); the backlog stays in Redis.
+  int max_unfinished = 16;
+  /// Threads that process messages (new, reclaimed and retried alike): MAX_CONCURRENCY.
+  int workers = 16;
   std::chrono::milliseconds reclaim_interval{60'000};
   std::chrono::milliseconds min_pending_idle{60'000};  // XAUTOCLAIM min-idle-time
+  std::chrono::milliseconds due_poll{1'000};           // how often the due-retry index is read
+  DueRetries::Settings due;
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{5'000};
 };
 
-/// Reads the stream through the consumer group, hands each message to the Dispatcher on a pool
-/// of threads (at most max_unfinished at once), and reclaims idle pending messages. One per
-/// worker process.
+/// Makes one LifecycleStore for one thread (each has its own Redis connection).
+using StoreFactory = std::function<std::unique_ptr<invocation::LifecycleStore>()>;
+
+/// The transport of a worker: reads the stream through the consumer group, reclaims idle
+/// pending messages (XAUTOCLAIM, the backstop), takes due retries from the due-retry index, and
+/// hands every message to the Lifecycle on one pool of `workers` threads, so reclaimed and
+/// retried messages share the pool and the limits of new ones. One per worker process.
 class Consumer {
  public:
-  Consumer(ConsumerSettings settings, redis::Endpoint endpoint, Dispatcher& dispatcher,
-           observability::Metrics& metrics, observability::Logger& logger, Clock& clock);
+  Consumer(ConsumerSettings settings, redis::Endpoint endpoint, invocation::Lifecycle& lifecycle,
+           StoreFactory stores, observability::Metrics& metrics, observability::Logger& logger,
+           Clock& clock);
   ~Consumer();
 
   /// XGROUP CREATE ... MKSTREAM at 0; an existing group (BUSYGROUP) is fine.
   redis::Result<void> ensureGroup(redis::Connection& redis);
 
-  /// Runs the reader, the reclaimer and the message workers until stop(); then waits for the
-  /// messages being processed (their running handlers finish, nothing new starts) and returns.
-  /// Unstarted messages stay pending. Blocks.
+  /// Runs the reader, the reclaimer, the due-retry poller and the pool until stop(); then waits
+  /// for the messages being processed (running handlers finish, nothing new starts) and
+  /// returns. Unstarted messages stay pending. Blocks.
   void run();
   /// Asks run() to stop. Thread-safe, non-blocking.
   void stop();
@@ -61,33 +75,48 @@ class Consumer {
   /// One XAUTOCLAIM sweep processed synchronously. Returns the number of messages reclaimed
   /// (missing payloads included).
   redis::Result<int> reclaimOnce(redis::Connection& redis);
+  /// One poll of the due-retry index processed synchronously. Returns the number taken.
+  redis::Result<int> pollDueOnce(redis::Connection& redis);
 
   /// Redis answered the reader's last call (for /healthz).
   bool redisReachable() const { return redis_reachable_.load(); }
   bool stopping() const { return stopping_.load(); }
+  /// Messages in hand: queued or being processed.
+  int inHand() const;
 
  private:
+  using Deliver = std::function<void(std::vector<StreamEntry>)>;
   redis::Result<std::vector<StreamEntry>> read(redis::Connection& redis, int count);
-  void handle(redis::Connection& redis, const StreamEntry& entry);
-  void clearMissing(redis::Connection& redis, const std::string& id);
+  /// One XAUTOCLAIM sweep; `deliver` gets each page's entries not already in hand.
+  redis::Result<int> sweep(redis::Connection& redis, invocation::LifecycleStore& store,
+                           const Deliver& deliver);
+  void process(invocation::LifecycleStore& store, const StreamEntry& entry);
+  invocation::LifecycleStore& syncStore();
   void readerLoop();
   void reclaimLoop();
+  void dueLoop();
   void workerLoop();
   void enqueue(std::vector<StreamEntry> entries);
+  /// Room for more messages in hand; waits while there is none (until stop).
+  int waitForRoom();
   std::unique_ptr<redis::Connection> connect(std::unique_ptr<redis::Connection> old,
                                              std::chrono::milliseconds& backoff);
   void sleepUnlessStopping(std::chrono::milliseconds duration);
 
   ConsumerSettings settings_;
   redis::Endpoint endpoint_;
-  Dispatcher& dispatcher_;
+  invocation::Lifecycle& lifecycle_;
+  StoreFactory stores_;
   observability::Metrics& metrics_;
   observability::Logger& logger_;
   Clock& clock_;
+  DueRetries due_;
+  const int capacity_;  // max(max_unfinished, workers)
   std::atomic<bool> stopping_{false};
   std::atomic<bool> redis_reachable_{false};
+  std::unique_ptr<invocation::LifecycleStore> sync_store_;  // readOnce/reclaimOnce/pollDueOnce
 
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable changed_;
   std::deque<StreamEntry> queue_;
   std::set<std::string> unfinished_;  // queued or being processed here

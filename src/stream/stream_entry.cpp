@@ -9,13 +9,6 @@ redis::Error shape(std::string message) {
 
 }  // namespace
 
-const std::string* StreamEntry::find(std::string_view name) const {
-  for (const auto& [field, value] : fields) {
-    if (field == name) return &value;
-  }
-  return nullptr;
-}
-
 redis::Result<std::vector<StreamEntry>> parseEntries(redis::ReplyView entries) {
   auto items = entries.elements();
   if (!items.ok()) return items.error();

@@ -6,21 +6,14 @@
 #include <utility>
 #include <vector>
 
+#include "invocation/message.h"
 #include "redis/errors.h"
 #include "redis/reply.h"
 
 namespace relay::stream {
 
-/// One stream entry as read: its id and field/value pairs in stream order (binary-safe).
-struct StreamEntry {
-  std::string id;
-  std::vector<std::pair<std::string, std::string>> fields;
-  /// True when the entry's body was gone (XREADGROUP of history, XCLAIM): a dangling PEL id.
-  bool deleted = false;
-
-  /// The first value of field `name`, or null.
-  const std::string* find(std::string_view name) const;
-};
+/// One stream entry as read: the lifecycle's Message (one concept, one home).
+using StreamEntry = invocation::Message;
 
 /// One page of XAUTOCLAIM: the cursor to continue from ("0-0" when done), the claimed entries,
 /// and the ids whose bodies no longer exist (Redis removed them from the PEL).

@@ -43,27 +43,42 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   w.registry_ = std::move(apps).value();
 
   w.internals_ = std::move(internals);
-  w.store_ = std::make_unique<invocation::InvocationStore>(
-      invocation::StreamKeys{config.stream, config.group}, clock, random);
-  w.limiter_ = std::make_unique<stream::ConcurrencyLimiter>(config.max_concurrency);
-  stream::DispatchSettings dispatch = w.internals_.dispatch;
-  dispatch.consumer = config.consumer;
-  dispatch.max_event_bytes = config.max_event_bytes;
-  dispatch.invocation_retention = config.invocation_retention;
-  w.dispatcher_ =
-      std::make_unique<stream::Dispatcher>(std::move(dispatch), *w.store_, *w.registry_, backend,
-                                           *w.limiter_, w.metrics_, w.logger_, clock);
+  const invocation::StreamKeys keys{config.stream, config.group};
+  invocation::RedisStoreSettings store;
+  store.keys = keys;
+  store.consumer = config.consumer;
+  store.retention = config.invocation_retention;
+  w.limiter_ = std::make_unique<invocation::ConcurrencyLimiter>(config.max_concurrency);
+  w.catalog_ = std::make_unique<stream::RegistryCatalog>(*w.registry_, config.max_event_bytes);
+  w.observer_ = std::make_unique<invocation::LifecycleObserver>();
+  w.renewer_store_ = std::make_unique<invocation::RedisLifecycleStore>(store, config.redis, clock);
+  invocation::LifecycleSettings lifecycle = w.internals_.lifecycle;
+  lifecycle.keys = keys;
+  lifecycle.consumer = config.consumer;
+  invocation::RenewerSettings renewal = w.internals_.renewal;
+  renewal.claim = lifecycle.claim;
+  w.renewer_ = std::make_unique<invocation::ClaimRenewer>(renewal, *w.renewer_store_, w.metrics_,
+                                                          w.logger_, clock);
+  w.lifecycle_ = std::make_unique<invocation::Lifecycle>(
+      std::move(lifecycle), *w.catalog_, backend, *w.limiter_, w.renewer_.get(), *w.observer_,
+      w.metrics_, w.logger_, clock, random);
   stream::ConsumerSettings consumer = w.internals_.consumer;
   consumer.stream = config.stream;
   consumer.group = config.group;
   consumer.consumer = config.consumer;
+  consumer.workers = config.max_concurrency;
+  const redis::Endpoint endpoint = config.redis;
+  Clock* store_clock = &clock;
+  auto stores = [store, endpoint, store_clock]() -> std::unique_ptr<invocation::LifecycleStore> {
+    return std::make_unique<invocation::RedisLifecycleStore>(store, endpoint, *store_clock);
+  };
   w.consumer_ = std::make_unique<stream::Consumer>(std::move(consumer), config.redis,
-                                                   *w.dispatcher_, w.metrics_, w.logger_, clock);
+                                                   *w.lifecycle_, stores, w.metrics_, w.logger_,
+                                                   clock);
   stream::PublisherSettings schedules = w.internals_.schedules;
   schedules.stream = config.stream;
   w.publisher_ = std::make_unique<stream::SchedulePublisher>(
       std::move(schedules), config.redis, *w.registry_, w.metrics_, w.logger_, clock);
-  const invocation::StreamKeys keys{config.stream, config.group};
   w.trimmer_ = std::make_unique<stream::Trimmer>(
       keys, stream::RetentionSettings{config.stream_retention, config.dlq_retention}, w.metrics_,
       w.logger_, clock);
@@ -154,8 +169,11 @@ void Worker::run() {
   }
   std::thread watcher([this] { watchApps(); });
   std::thread publisher([this] { publisher_->run(); });
+  std::thread renewer([this] { renewer_->run(); });
   consumer_->run();
   stopping_ = true;
+  renewer_->stop();
+  renewer.join();
   publisher_->stop();
   publisher.join();
   watcher.join();

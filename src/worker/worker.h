@@ -7,14 +7,17 @@
 #include "app/registry.h"
 #include "common/clock.h"
 #include "common/random.h"
-#include "invocation/invocation_store.h"
+#include "invocation/claim_renewer.h"
+#include "invocation/concurrency_limiter.h"
+#include "invocation/lifecycle.h"
+#include "invocation/lifecycle_observer.h"
+#include "invocation/redis_lifecycle_store.h"
 #include "observability/http_server.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "runtime/runtime.h"
-#include "stream/concurrency_limiter.h"
 #include "stream/consumer.h"
-#include "stream/dispatcher.h"
+#include "stream/registry_catalog.h"
 #include "stream/schedule_publisher.h"
 #include "stream/trimmer.h"
 #include "worker/config.h"
@@ -24,8 +27,9 @@ namespace relay::worker {
 
 /// Fixed internals the binary never changes; tests pass shorter waits and backoffs here.
 struct WorkerInternals {
-  stream::ConsumerSettings consumer;  // stream/group/consumer are taken from the config
-  stream::DispatchSettings dispatch;  // consumer/limits/retention are taken from the config
+  stream::ConsumerSettings consumer;      // stream/group/consumer/workers from the config
+  invocation::LifecycleSettings lifecycle;  // keys/consumer are taken from the config
+  invocation::RenewerSettings renewal;      // its claim times are the lifecycle's
   std::chrono::milliseconds watch_poll{500};
   std::chrono::milliseconds availability_refresh{30'000};
   HousekeepingSettings housekeeping;    // pending gauge, readiness, retention
@@ -33,7 +37,7 @@ struct WorkerInternals {
 };
 
 /// The composition root of `relay start`: builds the logger, metrics, runtime, app registry,
-/// invocation store, dispatcher and consumer from the configuration, and runs them.
+/// invocation lifecycle and its stores, and the consumer from the configuration, and runs them.
 class Worker {
  public:
   static Result<std::unique_ptr<Worker>> create(const WorkerConfig& config, std::ostream& log,
@@ -67,9 +71,13 @@ class Worker {
   observability::Logger logger_;
   std::unique_ptr<runtime::Runtime> runtime_;
   std::unique_ptr<app::Registry> registry_;
-  std::unique_ptr<invocation::InvocationStore> store_;
-  std::unique_ptr<stream::ConcurrencyLimiter> limiter_;
-  std::unique_ptr<stream::Dispatcher> dispatcher_;
+  std::unique_ptr<invocation::ConcurrencyLimiter> limiter_;
+  std::unique_ptr<stream::RegistryCatalog> catalog_;
+  /// The lifecycle's hooks (tracing, docs/pipeline.md "Observer"); the default does nothing.
+  std::unique_ptr<invocation::LifecycleObserver> observer_;
+  std::unique_ptr<invocation::RedisLifecycleStore> renewer_store_;
+  std::unique_ptr<invocation::ClaimRenewer> renewer_;
+  std::unique_ptr<invocation::Lifecycle> lifecycle_;
   std::unique_ptr<stream::Consumer> consumer_;
   std::unique_ptr<stream::Trimmer> trimmer_;
   std::unique_ptr<Housekeeper> housekeeper_;

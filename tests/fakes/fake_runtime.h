@@ -23,6 +23,7 @@ class FakeRuntime final : public runtime::Runtime {
     int attempt = 0;
     runtime::Trigger trigger = runtime::Trigger::kEvent;
     std::string input;
+    std::vector<std::pair<std::string, std::string>> env;  // the spec's app_env
   };
 
   std::string_view name() const override { return "fake"; }
@@ -33,7 +34,7 @@ class FakeRuntime final : public runtime::Runtime {
     const std::string key = spec.app + "/" + spec.handler;
     if (unavailable_.count(key)) return Error::unavailable("fake: " + key + " unavailable");
     runs_.push_back({spec.app, spec.handler, spec.message_id, spec.attempt, spec.trigger,
-                     std::string(spec.input)});
+                     std::string(spec.input), spec.app_env});
     ++running_;
     changed_.notify_all();
     changed_.wait(lock, [&] { return !blocked_.count(key); });

@@ -20,7 +20,7 @@ int main() {
   internals.consumer.block = std::chrono::milliseconds(200);
   internals.consumer.reclaim_interval = std::chrono::milliseconds(200);
   internals.consumer.min_pending_idle = std::chrono::milliseconds(300);
-  internals.dispatch.claim_margin = std::chrono::milliseconds(0);
+  internals.lifecycle.claim.margin = std::chrono::milliseconds(0);
   SystemClock clock;
   SystemRandom random;
   auto created = worker::Worker::create(*config, std::cerr, clock, random, internals);

@@ -9,8 +9,11 @@ namespace relay::stream::testing {
 void PipelineTest::SetUp() {
   RedisTest::SetUp();
   redis_ = server().connect();
-  dispatch_settings_.consumer = "worker-1";
-  dispatch_settings_.slot_wait = std::chrono::milliseconds(20);
+  lifecycle_settings_.keys = keys_;
+  lifecycle_settings_.consumer = "worker-1";
+  lifecycle_settings_.slot_wait = std::chrono::milliseconds(20);
+  lifecycle_settings_.backoff.delays = {kBackoff};
+  lifecycle_settings_.release_retry = std::chrono::milliseconds(0);
 }
 
 void PipelineTest::writeApp(const std::string& name, const std::string& yaml,
@@ -19,6 +22,15 @@ void PipelineTest::writeApp(const std::string& name, const std::string& yaml,
   for (const std::string& handler : handlers) {
     apps_.write(name + "/" + handler, "#!/bin/sh\nexit 0\n", 0755);
   }
+}
+
+std::unique_ptr<invocation::RedisLifecycleStore> PipelineTest::newStore(
+    const std::string& consumer) {
+  invocation::RedisStoreSettings settings;
+  settings.keys = keys_;
+  settings.consumer = consumer;
+  settings.retention = retention_;
+  return std::make_unique<invocation::RedisLifecycleStore>(settings, server().endpoint(), clock_);
 }
 
 void PipelineTest::build(int max_concurrency) {
@@ -34,23 +46,36 @@ void PipelineTest::build(int max_concurrency) {
   auto registry = app::Registry::create(settings);
   ASSERT_TRUE(registry.ok()) << registry.error().message;
   registry_ = std::move(registry).value();
-  limiter_ = std::make_unique<ConcurrencyLimiter>(max_concurrency);
-  dispatcher_ = std::make_unique<Dispatcher>(dispatch_settings_, store_, *registry_, runtime_,
-                                             *limiter_, metrics_, logger_, clock_);
+  catalog_ = std::make_unique<RegistryCatalog>(*registry_, max_event_bytes_);
+  limiter_ = std::make_unique<invocation::ConcurrencyLimiter>(max_concurrency);
+  store_ = newStore();
+  renewer_store_ = newStore();
+  renewer_ = std::make_unique<invocation::ClaimRenewer>(invocation::RenewerSettings{},
+                                                        *renewer_store_, metrics_, logger_, clock_);
+  lifecycle_ = replicaLifecycle("worker-1");
   ConsumerSettings consumer;
   consumer.consumer = "worker-1";
   consumer.block = std::chrono::milliseconds(10);
   consumer.min_pending_idle = std::chrono::milliseconds(0);
-  consumer_ = std::make_unique<Consumer>(consumer, server().endpoint(), *dispatcher_, metrics_,
-                                         logger_, clock_);
+  consumer.workers = max_concurrency;
+  consumer_ = std::make_unique<Consumer>(
+      consumer, server().endpoint(), *lifecycle_,
+      [this]() -> std::unique_ptr<invocation::LifecycleStore> { return newStore(); }, metrics_,
+      logger_, clock_);
   ASSERT_TRUE(consumer_->ensureGroup(*redis_).ok());
 }
 
-std::unique_ptr<Dispatcher> PipelineTest::replicaDispatcher(const std::string& consumer) {
-  DispatchSettings settings = dispatch_settings_;
+std::unique_ptr<invocation::Lifecycle> PipelineTest::replicaLifecycle(const std::string& consumer,
+                                                                      Clock* clock) {
+  invocation::LifecycleSettings settings = lifecycle_settings_;
   settings.consumer = consumer;
-  return std::make_unique<Dispatcher>(settings, store_, *registry_, runtime_, *limiter_, metrics_,
-                                      logger_, clock_);
+  return std::make_unique<invocation::Lifecycle>(settings, *catalog_, runtime_, *limiter_,
+                                                 renewer_.get(), observer_, metrics_, logger_,
+                                                 clock ? *clock : clock_, random_);
+}
+
+void PipelineTest::waitForBackoff() {
+  real_clock_.sleepFor(kBackoff + std::chrono::milliseconds(50));
 }
 
 std::string PipelineTest::xadd(const std::string& event) { return xaddFields({"event", event}); }
@@ -80,7 +105,7 @@ long long PipelineTest::pendingCount() {
 }
 
 std::string PipelineTest::marker(const std::string& id, const std::string& field) {
-  auto reply = redis_->command({"HGET", store_.keys().state(id), field});
+  auto reply = redis_->command({"HGET", keys_.state(id), field});
   auto text = reply->optionalString();
   return text.ok() && text->has_value() ? std::string(**text) : "<nil>";
 }
@@ -93,6 +118,7 @@ std::vector<std::map<std::string, std::string>> PipelineTest::dlqEntries() {
   std::vector<std::map<std::string, std::string>> entries;
   auto range = redis_->command({"XRANGE", "relay:events:dlq", "-", "+"});
   auto parsed = parseEntries(range->view());
+  if (!parsed.ok()) return entries;
   for (const StreamEntry& entry : *parsed) {
     entries.emplace_back(entry.fields.begin(), entry.fields.end());
   }

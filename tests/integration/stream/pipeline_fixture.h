@@ -8,34 +8,45 @@
 
 #include "app/registry.h"
 #include "common/random.h"
+#include "common/system_clock.h"
 #include "fakes/fake_clock.h"
 #include "fakes/fake_runtime.h"
 #include "fakes/temp_dir.h"
-#include "invocation/invocation_store.h"
+#include "invocation/claim_renewer.h"
+#include "invocation/concurrency_limiter.h"
+#include "invocation/lifecycle.h"
+#include "invocation/redis_lifecycle_store.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
-#include "stream/concurrency_limiter.h"
 #include "stream/consumer.h"
-#include "stream/dispatcher.h"
+#include "stream/registry_catalog.h"
 #include "support/redis_server.h"
 
 namespace relay::stream::testing {
 
-/// A real redis-server, an apps root in a temp dir, a scripted FakeRuntime and a FakeClock,
-/// wired exactly as the worker wires them, with the fixed internals shortened: reclaim takes
-/// every pending message (min idle 0) and the backoff is the real 1m, 2m, 5m, 10m table, which
-/// the FakeClock skips through.
+/// A real redis-server, an apps root in a temp dir, a scripted FakeRuntime and a FakeClock for
+/// the worker, wired exactly as the worker wires them, with the fixed internals shortened:
+/// reclaim takes every pending message (min idle 0) and the backoff is kBackoff (deadlines are
+/// Redis TIME, which no FakeClock moves: a test waits for the backoff for real, briefly).
 class PipelineTest : public relay::testing::RedisTest {
  protected:
+  static constexpr std::chrono::milliseconds kBackoff{400};
+
   void SetUp() override;
 
   /// Writes apps/<name>/template.yaml and an executable for every `bin/*.sh` handler named.
   void writeApp(const std::string& name, const std::string& yaml,
                 const std::vector<std::string>& handlers);
-  /// Builds registry, store, dispatcher and consumer (after the apps are written).
+  /// Builds registry, catalog, stores, lifecycle and consumer (after the apps are written).
   void build(int max_concurrency = 16);
-  /// A second, independent worker on the same stream (another replica).
-  std::unique_ptr<Dispatcher> replicaDispatcher(const std::string& consumer);
+  /// Another worker on the same stream (a replica), with its own clock if given.
+  std::unique_ptr<invocation::Lifecycle> replicaLifecycle(const std::string& consumer,
+                                                          Clock* clock = nullptr);
+  /// A store on its own connection, as every worker thread has.
+  std::unique_ptr<invocation::RedisLifecycleStore> newStore(const std::string& consumer =
+                                                                "worker-1");
+  /// Waits (real time, briefly) until a failed attempt's backoff has passed on Redis's clock.
+  void waitForBackoff();
 
   std::string xadd(const std::string& event);
   std::string xaddFields(const std::vector<std::string>& fields);
@@ -48,6 +59,7 @@ class PipelineTest : public relay::testing::RedisTest {
   StreamEntry entryOf(const std::string& id);
 
   relay::testing::FakeClock clock_;
+  SystemClock real_clock_;
   SystemRandom random_;
   relay::testing::FakeRuntime runtime_;
   observability::Metrics metrics_;
@@ -55,11 +67,18 @@ class PipelineTest : public relay::testing::RedisTest {
   observability::Logger logger_{log_, clock_, observability::LogLevel::kDebug};
   relay::testing::TempDir apps_;
   std::unique_ptr<redis::Connection> redis_;
+  const invocation::StreamKeys keys_{"events", "relay"};
+  std::size_t max_event_bytes_ = kDefaultMaxEventBytes;
+  std::chrono::milliseconds retention_ = std::chrono::hours(24 * 7);
+  invocation::LifecycleSettings lifecycle_settings_;
   std::unique_ptr<app::Registry> registry_;
-  invocation::InvocationStore store_{invocation::StreamKeys{"events", "relay"}, clock_, random_};
-  std::unique_ptr<ConcurrencyLimiter> limiter_;
-  DispatchSettings dispatch_settings_;
-  std::unique_ptr<Dispatcher> dispatcher_;
+  std::unique_ptr<RegistryCatalog> catalog_;
+  std::unique_ptr<invocation::ConcurrencyLimiter> limiter_;
+  invocation::LifecycleObserver observer_;
+  std::unique_ptr<invocation::RedisLifecycleStore> store_;  // the test's own
+  std::unique_ptr<invocation::RedisLifecycleStore> renewer_store_;
+  std::unique_ptr<invocation::ClaimRenewer> renewer_;
+  std::unique_ptr<invocation::Lifecycle> lifecycle_;
   std::unique_ptr<Consumer> consumer_;
 };
 

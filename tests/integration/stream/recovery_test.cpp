@@ -46,18 +46,26 @@ TEST_F(Recovery, ExternallyDeletedPendingEntryIsCountedAsMissingPayloadNotSucces
 TEST_F(Recovery, AWorkerThatDiedMidHandlerIsTakenOverAfterItsClaimExpires) {
   build();
   const std::string id = xadd(R"({"kind":"order"})");
-  // Worker A reads the message and claims the invocation, then dies (never completes).
+  // Worker A reads the message and claims the invocation (a short lease), then dies.
   auto read =
       redis_->command({"XREADGROUP", "GROUP", "relay", "worker-a", "STREAMS", "events", ">"});
   ASSERT_TRUE(read.ok());
-  auto claim = store_.tryStart(*redis_, id, "alpha/bin/a.sh", 5, seconds(52));
-  ASSERT_EQ(claim->verdict, invocation::Claim::Verdict::kRun);
+  invocation::PlannedInvocation planned;
+  planned.app = "alpha";
+  planned.handler = "bin/a.sh";
+  planned.max_attempts = 5;
+  planned.timeout = seconds(20);
+  const invocation::ClaimTimes lease{std::chrono::milliseconds(0), std::chrono::milliseconds(300),
+                                     std::chrono::milliseconds(0)};
+  auto dead = newStore("worker-a");
+  auto claim = dead->start(id, invocation::Plan{{planned}}, {true}, "dead-token", lease);
+  ASSERT_EQ(claim->kind, invocation::StartVerdict::Kind::kRun);
   // Within the claim, a reclaiming replica must not run it again...
   reclaim();
   EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 0);
   EXPECT_EQ(pendingCount(), 1);
-  // ...after it, the replica completes it; the dead worker's attempt counts.
-  clock_.advance(seconds(53));
+  // ...after it (Redis's clock), the replica completes it; the dead worker's attempt counts.
+  real_clock_.sleepFor(std::chrono::milliseconds(350));
   reclaim();
   ASSERT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 1);
   EXPECT_EQ(runtime_.runs()[0].attempt, 2);
@@ -71,24 +79,23 @@ TEST_F(Recovery, ReplicasRacingOnTheSameMessageRunTheHandlerOncePerAttempt) {
   const StreamEntry entry = entryOf(id);
   std::atomic<bool> stop{false};
   std::vector<std::thread> replicas;
-  std::vector<std::unique_ptr<Dispatcher>> dispatchers;
-  for (int i = 0; i < 4; ++i)
-    dispatchers.push_back(replicaDispatcher("replica-" + std::to_string(i)));
+  std::vector<std::unique_ptr<invocation::Lifecycle>> lifecycles;
+  for (int i = 0; i < 4; ++i) lifecycles.push_back(replicaLifecycle("replica-" + std::to_string(i)));
   std::atomic<int> finished{0};
   for (int i = 0; i < 4; ++i) {
     replicas.emplace_back([&, i] {
-      auto connection = server().connect();
-      dispatchers[i]->process(*connection, entry, stop);
+      auto store = newStore("replica-" + std::to_string(i));
+      lifecycles[i]->process(*store, entry, stop);
       finished.fetch_add(1);
     });
   }
   ASSERT_TRUE(runtime_.waitRunning(1));
   // The three losers see a live claim and give up without running anything.
-  while (finished.load() < 3) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  while (finished.load() < 3) real_clock_.sleepFor(std::chrono::milliseconds(5));
   runtime_.unblock("alpha/bin/a.sh");
   for (std::thread& replica : replicas) replica.join();
   EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 1);
-  EXPECT_EQ(marker(id, "alpha/bin/a.sh"), "succeeded:1");
+  EXPECT_EQ(marker(id, "alpha/bin/a.sh").substr(0, 12), "succeeded:1:");
 }
 
 TEST_F(Recovery, StaleDeliveryAfterTheAckChangesNothing) {
@@ -98,7 +105,7 @@ TEST_F(Recovery, StaleDeliveryAfterTheAckChangesNothing) {
   ASSERT_EQ(pendingCount(), 0);
   const std::string before = marker(id, "alpha/bin/a.sh");
   std::atomic<bool> stop{false};
-  EXPECT_EQ(dispatcher_->process(*redis_, entryOf(id), stop), stream::Delivery::kStale);
+  EXPECT_EQ(lifecycle_->process(*store_, entryOf(id), stop), invocation::Delivery::kStale);
   EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 1);
   EXPECT_EQ(marker(id, "alpha/bin/a.sh"), before);
 }
@@ -111,19 +118,34 @@ TEST_F(Recovery, GracefulStopLetsTheRunningHandlerFinishAndLeavesTheRestPending)
   ASSERT_TRUE(runtime_.waitRunning(1));
   consumer_->stop();
   // While stopping, new messages are not started.
-  xadd(R"({"kind":"order","n":2})");
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const std::string second = xadd(R"({"kind":"order","n":2})");
+  real_clock_.sleepFor(std::chrono::milliseconds(50));
   runtime_.unblock("alpha/bin/a.sh");
   worker.join();
   EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 1);
-  EXPECT_EQ(marker(running, "alpha/bin/a.sh"), "succeeded:1");
+  EXPECT_EQ(marker(running, "alpha/bin/a.sh").substr(0, 12), "succeeded:1:");
+  // The running one was acknowledged; the second is not: either never read (the group's
+  // last-delivered id is below it) or still in the PEL.
   auto pending = redis_->command({"XPENDING", "events", "relay", "-", "+", "10"});
-  // The running one was acknowledged; the second was either never read or is still pending.
   const auto items = pending->elements();
   ASSERT_TRUE(items.ok());
+  bool second_pending = false;
   for (std::size_t i = 0; i < items->size(); ++i) {
-    EXPECT_NE(std::string(*(*items)[i].at(0)->string()), running);
+    const std::string id(*(*items)[i].at(0)->string());
+    EXPECT_NE(id, running);
+    second_pending = second_pending || id == second;
   }
+  auto groups = redis_->command({"XINFO", "GROUPS", "events"});
+  auto fields = groups->at(0)->elements();
+  std::string last_delivered;
+  for (std::size_t i = 0; i + 1 < fields->size(); i += 2) {
+    if (*(*fields)[i].string() == "last-delivered-id") {
+      last_delivered = std::string(*(*fields)[i + 1].string());
+    }
+  }
+  const bool second_read = last_delivered == second;
+  EXPECT_TRUE(second_pending || !second_read) << "second message acknowledged while stopping";
+  EXPECT_EQ(marker(second, "alpha/bin/a.sh"), "<nil>");
 }
 
 TEST_F(Recovery, RunLoopProcessesMessagesConcurrentlyAcrossMessages) {
@@ -134,7 +156,7 @@ TEST_F(Recovery, RunLoopProcessesMessagesConcurrentlyAcrossMessages) {
   EXPECT_TRUE(runtime_.waitRunning(3));  // three messages' handlers at once
   runtime_.unblock("alpha/bin/a.sh");
   for (int i = 0; i < 200 && pendingCount() + 0 > 0; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    real_clock_.sleepFor(std::chrono::milliseconds(10));
   }
   consumer_->stop();
   worker.join();

@@ -6,8 +6,9 @@ namespace relay::invocation {
 namespace {
 
 TEST(Marker, RoundTripsEveryState) {
-  for (const char* text : {"running:2:abc:1700000000000", "failed:1:1700000060000", "succeeded:3",
-                           "exhausted:5:abc", "exhausted:5:abc:dlq"}) {
+  for (const char* text : {"running:2:abc:1700000000000", "failed:1:1700000060000:abc",
+                           "succeeded:3:abc", "exhausted:5:abc", "exhausted:5:abc:dlq",
+                           "failed:0:1700000060000:-"}) {
     const auto marker = Marker::parse(text);
     ASSERT_TRUE(marker) << text;
     EXPECT_EQ(marker->format(), text);
@@ -22,7 +23,8 @@ TEST(Marker, ReadsTheFields) {
   EXPECT_EQ(running->token, "tok");
   EXPECT_EQ(running->deadline_ms, 1700000000000);
   EXPECT_FALSE(running->terminal());
-  EXPECT_TRUE(Marker::parse("succeeded:1")->terminal());
+  EXPECT_TRUE(Marker::parse("succeeded:1:tok")->terminal());
+  EXPECT_EQ(Marker::parse("failed:2:1700000060000:tok")->token, "tok");
   EXPECT_FALSE(Marker::parse("exhausted:5:t")->terminal());
   EXPECT_TRUE(Marker::parse("exhausted:5:t:dlq")->terminal());
 }
@@ -30,9 +32,19 @@ TEST(Marker, ReadsTheFields) {
 TEST(Marker, RejectsMalformedText) {
   for (const char* text :
        {"", "running", "running:x:t:1", "running:1:t", "failed:1", "failed:1:x", "succeeded",
-        "succeeded:1:extra", "exhausted:1", "exhausted:1:t:dl", "done:1", "running:-1:t:5"}) {
+        "succeeded:1:t:extra", "failed:1:5:t:x", "exhausted:1", "exhausted:1:t:dl", "done:1", "running:-1:t:5"}) {
     EXPECT_FALSE(Marker::parse(text)) << text;
   }
+}
+
+TEST(Marker, ReadsMarkersOfAnOlderRelayWithoutTokens) {
+  const auto succeeded = Marker::parse("succeeded:1");
+  ASSERT_TRUE(succeeded);
+  EXPECT_TRUE(succeeded->terminal());
+  EXPECT_EQ(succeeded->token, "");
+  const auto failed = Marker::parse("failed:1:1700000060000");
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->next_attempt_ms, 1700000060000);
 }
 
 }  // namespace

@@ -1,8 +1,8 @@
-// The persisted statistics' field format (relay.md section 5): written by StatsRecorder, read
+// The persisted statistics' field format (relay.md section 5): written by the lifecycle scripts, read
 // back by `relay stats`.
 #include <gtest/gtest.h>
 
-#include "stream/stats_recorder.h"
+#include "stream/handler_stats.h"
 
 namespace relay::stream {
 namespace {

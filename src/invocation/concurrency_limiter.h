@@ -7,7 +7,7 @@
 #include <optional>
 #include <string>
 
-namespace relay::stream {
+namespace relay::invocation {
 
 /// Slots for running invocations: MAX_CONCURRENCY worker-wide and min(concurrency,
 /// MAX_CONCURRENCY) per app. Thread-safe.
@@ -51,4 +51,4 @@ class ConcurrencyLimiter {
   std::map<std::string, int> per_app_;
 };
 
-}  // namespace relay::stream
+}  // namespace relay::invocation

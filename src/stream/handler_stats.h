@@ -6,9 +6,6 @@
 #include <utility>
 #include <vector>
 
-#include "invocation/keys.h"
-#include "observability/metrics.h"
-#include "redis/connection.h"
 
 namespace relay::stream {
 
@@ -24,7 +21,9 @@ struct HandlerStats {
   long long runs() const { return succeeded + failed; }
 };
 
-/// Counter names, the part of a hash field after the last `:`.
+/// Counter names, the part of a hash field after the last `:`. The lifecycle scripts increment
+/// them (src/invocation/lifecycle_scripts.cpp) with HINCRBY/HINCRBYFLOAT, so concurrent workers
+/// never lose an update.
 inline constexpr std::string_view kStatsSucceeded = "succeeded";
 inline constexpr std::string_view kStatsFailed = "failed";
 inline constexpr std::string_view kStatsDeadLettered = "dlq";
@@ -37,26 +36,5 @@ std::string statsField(std::string_view app, std::string_view handler, std::stri
 /// handler. Fields of another shape and unparsable values are skipped (a newer Relay may add
 /// counters).
 std::vector<HandlerStats> parseStats(const std::vector<std::pair<std::string, std::string>>& hash);
-
-/// Adds this worker's invocation outcomes to the statistics every worker shares (relay.md
-/// section 5), with HINCRBY/HINCRBYFLOAT so concurrent workers never lose an update. A failure
-/// is counted as a Redis error (op `stats`) and otherwise ignored: statistics never change a
-/// message's lifecycle. Thread-safe; each call uses the caller's Connection.
-class StatsRecorder {
- public:
-  StatsRecorder(invocation::StreamKeys keys, observability::Metrics& metrics);
-
-  /// One real execution of a handler and how it ended.
-  void recordRun(redis::Connection& redis, std::string_view app, std::string_view handler,
-                 bool succeeded, std::chrono::nanoseconds duration);
-  /// One DLQ entry written for `app`/`handler`.
-  void recordDeadLetter(redis::Connection& redis, std::string_view app, std::string_view handler);
-
- private:
-  void send(redis::Connection& redis, const std::vector<std::vector<std::string>>& commands);
-
-  invocation::StreamKeys keys_;
-  observability::Metrics& metrics_;
-};
 
 }  // namespace relay::stream

@@ -1,4 +1,4 @@
-#include "stream/stats_recorder.h"
+#include "stream/handler_stats.h"
 
 #include <algorithm>
 #include <charconv>
@@ -73,37 +73,6 @@ std::vector<HandlerStats> parseStats(const std::vector<std::pair<std::string, st
   out.reserve(rows.size());
   for (auto& [key, row] : rows) out.push_back(std::move(row));
   return out;
-}
-
-StatsRecorder::StatsRecorder(invocation::StreamKeys keys, observability::Metrics& metrics)
-    : keys_(std::move(keys)), metrics_(metrics) {}
-
-void StatsRecorder::recordRun(redis::Connection& redis, std::string_view app,
-                              std::string_view handler, bool succeeded,
-                              std::chrono::nanoseconds duration) {
-  char seconds[32];
-  std::snprintf(seconds, sizeof seconds, "%.6f", std::chrono::duration<double>(duration).count());
-  const std::string key = keys_.stats();
-  send(redis,
-       {{"HINCRBY", key, statsField(app, handler, succeeded ? kStatsSucceeded : kStatsFailed), "1"},
-        {"HINCRBYFLOAT", key, statsField(app, handler, kStatsDuration), seconds}});
-}
-
-void StatsRecorder::recordDeadLetter(redis::Connection& redis, std::string_view app,
-                                     std::string_view handler) {
-  send(redis, {{"HINCRBY", keys_.stats(), statsField(app, handler, kStatsDeadLettered), "1"}});
-}
-
-void StatsRecorder::send(redis::Connection& redis,
-                         const std::vector<std::vector<std::string>>& commands) {
-  auto replies = redis.pipeline(commands);
-  if (!replies.ok()) {
-    metrics_.countRedisError("stats");
-    return;
-  }
-  for (const auto& reply : *replies) {
-    if (!reply.ok()) metrics_.countRedisError("stats");
-  }
 }
 
 }  // namespace relay::stream

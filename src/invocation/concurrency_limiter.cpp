@@ -1,8 +1,8 @@
-#include "stream/concurrency_limiter.h"
+#include "invocation/concurrency_limiter.h"
 
 #include <algorithm>
 
-namespace relay::stream {
+namespace relay::invocation {
 
 ConcurrencyLimiter::Slot::~Slot() {
   if (limiter_) limiter_->release(app_);
@@ -36,4 +36,4 @@ int ConcurrencyLimiter::inUse() const {
   return used_;
 }
 
-}  // namespace relay::stream
+}  // namespace relay::invocation

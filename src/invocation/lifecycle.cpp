@@ -1,0 +1,391 @@
+#include "invocation/lifecycle.h"
+
+#include <optional>
+#include <utility>
+
+#include "common/duration.h"
+#include "common/rfc3339.h"
+
+namespace relay::invocation {
+namespace {
+
+using observability::LogFields;
+
+std::string seconds(std::chrono::nanoseconds duration) {
+  return std::to_string(std::chrono::duration<double>(duration).count()) + "s";
+}
+
+std::string_view unrunnableLabel(Classification::Kind kind) {
+  return kind == Classification::Kind::kOversized ? "oversized" : "malformed";
+}
+
+// The entry's `kind`, also relay_dlq_entries_total{reason}.
+std::string_view dlqKind(Classification::Kind kind) {
+  switch (kind) {
+    case Classification::Kind::kOversized:
+      return kDlqKindOversized;
+    case Classification::Kind::kBadSchedule:
+      return kDlqKindSchedule;
+    default:
+      return kDlqKindMalformed;
+  }
+}
+
+}  // namespace
+
+Lifecycle::Lifecycle(LifecycleSettings settings, Catalog& catalog, runtime::Runtime& runtime,
+                     ConcurrencyLimiter& limiter, ClaimRenewer* renewer,
+                     LifecycleObserver& observer, observability::Metrics& metrics,
+                     observability::Logger& logger, Clock& clock, Random& random)
+    : settings_(std::move(settings)),
+      catalog_(catalog),
+      runtime_(runtime),
+      limiter_(limiter),
+      renewer_(renewer),
+      observer_(observer),
+      metrics_(metrics),
+      logger_(logger),
+      clock_(clock),
+      random_(random) {}
+
+Delivery Lifecycle::process(LifecycleStore& store, const Message& message,
+                            const std::atomic<bool>& stopping) {
+  observer_.onMessage(message);
+  const Classification what = catalog_.classify(message, clock_.now());
+  observer_.onClassified(message, what);
+  switch (what.kind) {
+    case Classification::Kind::kHold:
+      logger_.warn("message cannot be classified now: left pending",
+                   {{"message_id", message.id}, {"reason", what.reason}});
+      return Delivery::kPending;
+    case Classification::Kind::kMalformed:
+    case Classification::Kind::kOversized:
+    case Classification::Kind::kBadSchedule:
+      return deadLetterMessage(store, message, what, stopping);
+    case Classification::Kind::kUnmatched:
+    case Classification::Kind::kObsolete:
+      return acknowledgeUnowed(store, message, what, stopping);
+    case Classification::Kind::kPlan:
+      break;
+  }
+  const bool schedule = !what.plan.invocations.empty() &&
+                        what.plan.invocations.front().trigger == runtime::Trigger::kSchedule;
+  metrics_.countEvent(schedule ? "schedule" : "matched");
+  return runPlan(store, message, what.plan, stopping);
+}
+
+Delivery Lifecycle::acknowledgeUnowed(LifecycleStore& store, const Message& message,
+                                      const Classification& what,
+                                      const std::atomic<bool>& stopping) {
+  auto acked = store.acknowledge(message.id);
+  if (!acked.ok()) {
+    metrics_.countRedisError("xack");
+    logger_.warn("acknowledge failed: message left pending",
+                 {{"message_id", message.id}, {"error", acked.error().message}});
+    return Delivery::kPending;
+  }
+  switch (acked->kind) {
+    case AckVerdict::Kind::kUnresolved:
+      // Classified before (by this or another worker, maybe with other rules): that plan is
+      // what the message owes.
+      logger_.info("message owes its recorded plan: not classified again",
+                   {{"message_id", message.id}});
+      return runPlan(store, message, std::move(acked->plan), stopping);
+    case AckVerdict::Kind::kRetained:
+      return Delivery::kStale;
+    case AckVerdict::Kind::kAcked:
+      break;
+  }
+  const bool unmatched = what.kind == Classification::Kind::kUnmatched;
+  metrics_.countEvent(unmatched ? "unmatched" : "obsolete_schedule");
+  if (unmatched) {
+    logger_.debug("unmatched event acknowledged", {{"message_id", message.id}});
+  } else {
+    logger_.info("obsolete schedule occurrence acknowledged",
+                 {{"message_id", message.id}, {"app", what.app}, {"reason", what.reason}});
+  }
+  return Delivery::kAcked;
+}
+
+Delivery Lifecycle::deadLetterMessage(LifecycleStore& store, const Message& message,
+                                      const Classification& what,
+                                      const std::atomic<bool>& stopping) {
+  DlqEntry entry = dlqEntry(message, dlqKind(what.kind), what.app, what.handler, what.reason, 0);
+  entry.event = what.dlq_event;
+  auto written = store.writeDlq(message.id, kMalformedField, entry);
+  if (!written.ok() || written->kind == DlqVerdict::Kind::kStale) {
+    metrics_.countRedisError("dlq_write");
+    logger_.error("dead-letter write failed: message left pending",
+                  {{"message_id", message.id},
+                   {"error", written.ok() ? "state changed" : written.error().message}});
+    return Delivery::kPending;
+  }
+  for (int i = 0; i < written->stats_failures; ++i) metrics_.countRedisError("stats");
+  switch (written->kind) {
+    case DlqVerdict::Kind::kPlanned:
+      return runPlan(store, message, std::move(written->plan), stopping);
+    case DlqVerdict::Kind::kRetained:
+      return Delivery::kStale;
+    case DlqVerdict::Kind::kWritten:
+      metrics_.countEvent(unrunnableLabel(what.kind));
+      metrics_.countDlqEntry(dlqKind(what.kind));
+      break;
+    default:
+      break;
+  }
+  logger_.warn(what.kind == Classification::Kind::kBadSchedule ? "malformed schedule occurrence dead-lettered"
+               : what.kind == Classification::Kind::kOversized ? "oversized message dead-lettered"
+                                                               : "malformed message dead-lettered",
+               {{"message_id", message.id},
+                {"app", what.app},
+                {"handler", what.handler},
+                {"reason", what.reason}});
+  return written->acked ? Delivery::kAcked : Delivery::kPending;
+}
+
+Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan plan,
+                            const std::atomic<bool>& stopping) {
+  bool replanned = false;
+  // Each round runs at most one attempt and each attempt changes the state, so a message is
+  // done after a bounded number of rounds; the bound only guards against a misbehaving store.
+  const std::size_t rounds = 2 * plan.invocations.size() + 4;
+  for (std::size_t round = 0; round < rounds; ++round) {
+    if (stopping.load()) return Delivery::kPending;
+    std::vector<Runnable> runnables;
+    std::vector<bool> runnable;
+    for (const PlannedInvocation& planned : plan.invocations) {
+      runnables.push_back(catalog_.resolve(planned));
+      runnable.push_back(runnables.back().known && runnables.back().available);
+    }
+    const std::string token = random_.token();
+    auto verdict = store.start(message.id, plan, runnable, token, settings_.claim);
+    if (!verdict.ok()) {
+      // Fail closed: a replica may have won this claim; running now could duplicate it. If the
+      // script ran and only its reply was lost, this token may hold a claim: give it back.
+      metrics_.countRedisError("try_start");
+      logger_.warn("claim failed: handler not run, message left pending",
+                   {{"message_id", message.id}, {"error", verdict.error().message}});
+      release(store, message, "", token);
+      return Delivery::kPending;
+    }
+    switch (verdict->kind) {
+      case StartVerdict::Kind::kReplan:
+        if (replanned) return Delivery::kPending;
+        replanned = true;
+        logger_.info("message owes its recorded plan: not classified again",
+                     {{"message_id", message.id}});
+        plan = std::move(verdict->plan);
+        continue;
+      case StartVerdict::Kind::kRetained:
+        return Delivery::kStale;
+      case StartVerdict::Kind::kBusy:
+        logger_.debug("an invocation of this message runs elsewhere: left pending",
+                      {{"message_id", message.id}});
+        return Delivery::kPending;
+      case StartVerdict::Kind::kPending:
+        for (std::size_t i = 0; i < plan.invocations.size(); ++i) {
+          if (runnable[i]) continue;
+          // Never charged, never dead-lettered for unavailability alone: the message waits.
+          const PlannedInvocation& planned = plan.invocations[i];
+          metrics_.countInvocation(planned.app, planned.handler, "unavailable");
+          logger_.warn("app unavailable: message left pending",
+                       {{"message_id", message.id},
+                        {"app", planned.app},
+                        {"handler", planned.handler},
+                        {"reason", runnables[i].reason}});
+        }
+        return Delivery::kPending;
+      case StartVerdict::Kind::kDone: {
+        auto acked = store.acknowledge(message.id);
+        if (!acked.ok()) metrics_.countRedisError("xack");
+        if (!acked.ok() || acked->kind == AckVerdict::Kind::kUnresolved) return Delivery::kPending;
+        return Delivery::kAcked;
+      }
+      case StartVerdict::Kind::kOwesDlq:
+        return writeOwed(store, message, plan, *verdict);
+      case StartVerdict::Kind::kRun:
+        break;
+    }
+    const Step step = runAttempt(store, message, plan.invocations.at(verdict->index),
+                                 runnables.at(verdict->index), verdict->attempt, token, stopping);
+    if (step == Step::kAcked) return Delivery::kAcked;
+    if (step == Step::kStale) return Delivery::kStale;
+    if (step == Step::kStop) return Delivery::kPending;
+  }
+  return Delivery::kPending;
+}
+
+Delivery Lifecycle::writeOwed(LifecycleStore& store, const Message& message, const Plan& plan,
+                              const StartVerdict& verdict) {
+  for (const auto& [index, attempts] : verdict.owed) {
+    const PlannedInvocation& planned = plan.invocations.at(index);
+    const DlqEntry entry = dlqEntry(message, kDlqKindHandler, planned.app, planned.handler,
+                                    "exhausted after " + std::to_string(attempts) + " attempts",
+                                    attempts);
+    auto written = store.writeDlq(message.id, planned.field(), entry);
+    if (!written.ok() || written->kind == DlqVerdict::Kind::kStale) {
+      // The message stays pending and the invocation is re-reported on redelivery.
+      metrics_.countRedisError("dlq_write");
+      logger_.error("dead-letter write failed: message left pending",
+                    {{"message_id", message.id},
+                     {"app", planned.app},
+                     {"handler", planned.handler},
+                     {"error", written.ok() ? "state changed" : written.error().message}});
+      return Delivery::kPending;
+    }
+    for (int i = 0; i < written->stats_failures; ++i) metrics_.countRedisError("stats");
+    if (written->kind == DlqVerdict::Kind::kRetained) return Delivery::kStale;
+    if (written->kind == DlqVerdict::Kind::kWritten) metrics_.countDlqEntry("handler");
+    if (written->acked) return Delivery::kAcked;
+  }
+  return Delivery::kPending;
+}
+
+void Lifecycle::release(LifecycleStore& store, const Message& message, const std::string& field,
+                        const std::string& token) {
+  auto released = store.release(message.id, field, token, settings_.release_retry);
+  if (released.ok()) return;
+  metrics_.countRedisError("release");
+  logger_.warn("releasing an unstarted claim failed: repeated until it is done",
+               {{"message_id", message.id}, {"error", released.error().message}});
+  // Left alone, the claim would expire and be counted as an attempt that ran.
+  if (!renewer_) return;
+  const std::chrono::milliseconds retry_after = settings_.release_retry;
+  renewer_->retryLater("release " + message.id, clock_.monotonicNow() + settings_.claim.lease,
+                       [id = message.id, field, token, retry_after](LifecycleStore& owner) {
+                         return owner.release(id, field, token, retry_after).ok();
+                       });
+}
+
+Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& message,
+                                      const PlannedInvocation& planned, const Runnable& runnable,
+                                      int attempt, const std::string& token,
+                                      const std::atomic<bool>& stopping) {
+  const std::string field = planned.field();
+  LogFields fields = {{"message_id", message.id},
+                      {"app", planned.app},
+                      {"handler", planned.handler},
+                      {"attempt", std::to_string(attempt)}};
+  std::optional<ConcurrencyLimiter::Slot> slot =
+      limiter_.acquire(planned.app, runnable.concurrency, settings_.slot_wait);
+  if (!slot) {
+    metrics_.countInvocation(planned.app, planned.handler, "blocked");
+    logger_.info("no concurrency slot: claim released, message left pending", fields);
+    release(store, message, field, token);
+    return Step::kStop;
+  }
+  if (stopping.load()) {
+    release(store, message, field, token);
+    return Step::kStop;
+  }
+  runtime::InvocationSpec spec = runnable.spec;
+  spec.message_id = message.id;
+  spec.attempt = attempt;
+  spec.trigger = planned.trigger;
+  spec.timeout = planned.timeout;
+  const std::string* input = message.find("event");
+  spec.input = input ? std::string_view(*input) : std::string_view();
+  const AttemptInfo info{message, planned, attempt};
+  observer_.onAttemptStart(info, spec.app_env);
+  OutputTail output(logger_, settings_.output_tail);
+  std::optional<ClaimRenewer::Tracked> renewing;
+  if (renewer_) {
+    renewing.emplace(renewer_->track(
+        {message.id, field, token, clock_.monotonicNow() + planned.timeout + settings_.claim.grace}));
+  }
+  metrics_.addInflight(1);
+  const Result<runtime::Outcome> outcome = runtime_.run(spec, output);
+  metrics_.addInflight(-1);
+  renewing.reset();
+  observer_.onAttemptEnd(info, outcome.ok() ? &*outcome : nullptr);
+  if (!outcome.ok()) {
+    // The handler never started (docs/runtimes.md): give the attempt back.
+    release(store, message, field, token);
+    metrics_.countInvocation(planned.app, planned.handler, "unavailable");
+    fields.emplace_back("reason", outcome.error().message);
+    logger_.warn("runtime could not start the handler: attempt not counted, message left pending",
+                 fields);
+    return Step::kStop;
+  }
+  metrics_.observeInvocationSeconds(std::chrono::duration<double>(outcome->duration).count());
+  fields.emplace_back("duration", seconds(outcome->duration));
+  AttemptResult result;
+  result.succeeded = outcome->succeeded;
+  result.exit_reason = outcome->reason;
+  result.duration = outcome->duration;
+  result.retry_delay = settings_.backoff.after(attempt);
+  std::optional<DlqEntry> dlq;
+  if (!outcome->succeeded) {
+    result.output_tail = output.text();
+    if (attempt >= planned.max_attempts) {
+      dlq = dlqEntry(message, kDlqKindHandler, planned.app, planned.handler, outcome->reason,
+                     attempt);
+      dlq->exit_reason = outcome->reason;
+      dlq->output_tail = result.output_tail;
+    }
+  }
+  auto recorded = store.complete(message.id, field, token, result, dlq ? &*dlq : nullptr);
+  if (!recorded.ok()) {
+    // The attempt ran and is charged whatever happens; its outcome is recorded later (the call
+    // is idempotent) or, failing that, the claim expires and a reclaim counts the attempt.
+    metrics_.countRedisError("complete");
+    fields.emplace_back("error", recorded.error().message);
+    logger_.error("could not record the outcome yet: message left pending", fields);
+    if (renewer_) {
+      renewer_->retryLater(
+          "complete " + message.id + " " + field, clock_.monotonicNow() + settings_.claim.lease,
+          [id = message.id, field, token, result, dlq](LifecycleStore& owner) {
+            return owner.complete(id, field, token, result, dlq ? &*dlq : nullptr).ok();
+          });
+    }
+    return Step::kStop;
+  }
+  for (int i = 0; i < recorded->stats_failures; ++i) metrics_.countRedisError("stats");
+  switch (recorded->kind) {
+    case CompleteVerdict::Kind::kSucceeded:
+      metrics_.countInvocation(planned.app, planned.handler, "succeeded");
+      fields.emplace_back("outcome", "succeeded");
+      logger_.info("invocation succeeded", fields);
+      break;
+    case CompleteVerdict::Kind::kFailed:
+      metrics_.countInvocation(planned.app, planned.handler, "failed");
+      fields.emplace_back("outcome", "failed");
+      fields.emplace_back("reason", outcome->reason);
+      fields.emplace_back("retry_in", formatDuration(result.retry_delay));
+      logger_.warn("invocation failed: will retry", fields);
+      break;
+    case CompleteVerdict::Kind::kExhausted:
+      metrics_.countInvocation(planned.app, planned.handler, "exhausted");
+      if (recorded->dlq_written) metrics_.countDlqEntry("handler");
+      fields.emplace_back("outcome", "exhausted");
+      fields.emplace_back("reason", outcome->reason);
+      logger_.error("invocation exhausted its retries: dead-lettered", fields);
+      break;
+    case CompleteVerdict::Kind::kStale:
+      logger_.warn("claim was taken over while the handler ran", fields);
+      return Step::kStop;
+    case CompleteVerdict::Kind::kRetained:
+      return Step::kStale;
+  }
+  return recorded->acked ? Step::kAcked : Step::kContinue;
+}
+
+DlqEntry Lifecycle::dlqEntry(const Message& message, std::string_view kind, std::string app,
+                             std::string handler, std::string reason, int attempts) const {
+  DlqEntry entry;
+  entry.original_stream = settings_.keys.stream;
+  entry.original_id = message.id;
+  entry.group = settings_.keys.group;
+  entry.consumer = settings_.consumer;
+  const std::string* raw = message.find("event");
+  entry.event = raw ? *raw : std::string();
+  entry.reason = std::move(reason);
+  entry.kind = kind;
+  entry.app = std::move(app);
+  entry.handler = std::move(handler);
+  entry.handler_attempts = attempts;
+  entry.timestamp = formatRfc3339Millis(clock_.now());
+  return entry;
+}
+
+}  // namespace relay::invocation

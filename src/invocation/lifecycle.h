@@ -1,0 +1,97 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <string>
+
+#include "common/clock.h"
+#include "common/random.h"
+#include "invocation/backoff.h"
+#include "invocation/catalog.h"
+#include "invocation/claim_renewer.h"
+#include "invocation/concurrency_limiter.h"
+#include "invocation/keys.h"
+#include "invocation/lifecycle_observer.h"
+#include "invocation/lifecycle_store.h"
+#include "invocation/message.h"
+#include "invocation/output_tail.h"
+#include "observability/logger.h"
+#include "observability/metrics.h"
+#include "runtime/runtime.h"
+
+namespace relay::invocation {
+
+/// Fixed internals and configuration of the lifecycle. Tests shorten the waits and the backoff
+/// through this struct; the `relay` binary only sets what relay.md section 1 configures.
+struct LifecycleSettings {
+  StreamKeys keys;
+  std::string consumer;
+  ClaimTimes claim;
+  /// How long a claimed invocation waits for a per-app concurrency slot before its claim is
+  /// released (nothing charged) and the message left pending.
+  std::chrono::milliseconds slot_wait = std::chrono::seconds(10);
+  /// A released claim (no slot, runtime could not start, stopping) is due again after this.
+  std::chrono::milliseconds release_retry = std::chrono::seconds(10);
+  BackoffTable backoff;
+  std::size_t output_tail = OutputTail::kDefaultLimit;
+};
+
+/// What became of one delivery.
+enum class Delivery {
+  kAcked,    // every invocation terminal (or unmatched, malformed, obsolete): acknowledged
+  kPending,  // something unresolved: left in the PEL for a later retry or reclaim
+  kStale,    // another delivery already finished the message
+};
+
+/// The invocation lifecycle of one delivered message (docs/pipeline.md "One message"): classify
+/// once (the plan recorded at the first execution wins over any later classification), run the
+/// owed invocations one at a time in plan order, record every outcome, dead-letter the exhausted
+/// ones and acknowledge once every one is terminal. Talks to persistence only through a
+/// LifecycleStore, so the same rules run against Redis and the in-memory store of the unit tests.
+/// Thread-safe: many messages are processed at once, each call with its own store.
+class Lifecycle {
+ public:
+  Lifecycle(LifecycleSettings settings, Catalog& catalog, runtime::Runtime& runtime,
+            ConcurrencyLimiter& limiter, ClaimRenewer* renewer, LifecycleObserver& observer,
+            observability::Metrics& metrics, observability::Logger& logger, Clock& clock,
+            Random& random);
+
+  /// Processes one delivery; blocks while its handlers run one after another. Once `stopping`
+  /// is set no further handler starts and claims not yet started are released.
+  Delivery process(LifecycleStore& store, const Message& message,
+                   const std::atomic<bool>& stopping);
+
+  const LifecycleSettings& settings() const { return settings_; }
+
+ private:
+  enum class Step { kContinue, kStop, kAcked, kStale };
+  Delivery runPlan(LifecycleStore& store, const Message& message, Plan plan,
+                   const std::atomic<bool>& stopping);
+  Step runAttempt(LifecycleStore& store, const Message& message, const PlannedInvocation& planned,
+                  const Runnable& runnable, int attempt, const std::string& token,
+                  const std::atomic<bool>& stopping);
+  Delivery writeOwed(LifecycleStore& store, const Message& message, const Plan& plan,
+                     const StartVerdict& verdict);
+  Delivery deadLetterMessage(LifecycleStore& store, const Message& message,
+                             const Classification& what, const std::atomic<bool>& stopping);
+  Delivery acknowledgeUnowed(LifecycleStore& store, const Message& message,
+                             const Classification& what, const std::atomic<bool>& stopping);
+  void release(LifecycleStore& store, const Message& message, const std::string& field,
+               const std::string& token);
+  /// The one DLQ entry builder (events.md "Dead-letter queue" fields).
+  DlqEntry dlqEntry(const Message& message, std::string_view kind, std::string app,
+                    std::string handler, std::string reason, int attempts) const;
+
+  LifecycleSettings settings_;
+  Catalog& catalog_;
+  runtime::Runtime& runtime_;
+  ConcurrencyLimiter& limiter_;
+  ClaimRenewer* renewer_;
+  LifecycleObserver& observer_;
+  observability::Metrics& metrics_;
+  observability::Logger& logger_;
+  Clock& clock_;
+  Random& random_;
+};
+
+}  // namespace relay::invocation

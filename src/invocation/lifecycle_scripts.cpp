@@ -1,0 +1,338 @@
+#include "invocation/lifecycle_scripts.h"
+
+#include <string>
+
+namespace relay::invocation {
+namespace {
+
+// Shared by every script: the marker and plan codecs (mirrored in marker.cpp and plan.cpp),
+// the time, the due index and the ACK with retention.
+constexpr const char* kPrologue = R"LUA(
+local function split(text)
+  local parts = {}
+  for part in string.gmatch(text, '[^:]+') do parts[#parts + 1] = part end
+  return parts
+end
+local function now_ms()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+local function retained(key)
+  return redis.call('HEXISTS', key, 'relay:retained') == 1
+end
+local function parse_plan(text)
+  local plan = {}
+  for line in string.gmatch(text, '[^\n]+') do
+    local trigger, max, timeout, field = string.match(line, '^(%a) (%d+) (%d+) (.+)$')
+    if field then
+      plan[#plan + 1] = {field = field, max = tonumber(max), timeout = tonumber(timeout)}
+    end
+  end
+  return plan
+end
+local function marker(key, field)
+  local text = redis.call('HGET', key, field)
+  if not text then return nil end
+  local p = split(text)
+  local m = {state = p[1], attempt = tonumber(p[2]) or 0, token = '-'}
+  if m.state == 'running' and p[4] then
+    m.token, m.deadline = p[3], tonumber(p[4]) or 0
+  elseif m.state == 'failed' and p[3] then
+    m.next, m.token = tonumber(p[3]) or 0, p[4] or '-'
+  elseif m.state == 'succeeded' then
+    m.token = p[3] or '-'
+  elseif m.state == 'exhausted' and p[3] then
+    m.token, m.dlq = p[3], p[4] == 'dlq'
+  else
+    m = {state = 'corrupt', text = text}
+  end
+  return m
+end
+local function terminal(m)
+  return m ~= nil and (m.state == 'succeeded' or (m.state == 'exhausted' and m.dlq))
+end
+local function planned(key)
+  local text = redis.call('HGET', key, 'relay:plan')
+  if not text then return nil end
+  return parse_plan(text)
+end
+local function resolved(key)
+  local plan = planned(key)
+  if not plan then return true end
+  for _, e in ipairs(plan) do
+    if not terminal(marker(key, e.field)) then return false end
+  end
+  return true
+end
+-- The due index holds each message at the earliest next_attempt_at of its failed invocations.
+local function reindex(key, due, id)
+  local earliest = nil
+  for _, e in ipairs(planned(key) or {}) do
+    local m = marker(key, e.field)
+    if m and m.state == 'failed' and (earliest == nil or m.next < earliest) then
+      earliest = m.next
+    end
+  end
+  if earliest then redis.call('ZADD', due, earliest, id) else redis.call('ZREM', due, id) end
+end
+-- The message leaves the PEL and its state is switched to retention in the same step.
+local function ack_and_retain(stream, key, due, group, id, ttl)
+  redis.call('XACK', stream, group, id)
+  redis.call('ZREM', due, id)
+  if redis.call('EXISTS', key) == 1 then
+    redis.call('HSET', key, 'relay:retained', '1')
+    if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+  end
+end
+-- Statistics never change a message's lifecycle: a failed increment is only counted.
+local stats_failures = 0
+local function stat(stats, field, counter, by)
+  local command = counter == 'duration_seconds' and 'HINCRBYFLOAT' or 'HINCRBY'
+  local done = redis.pcall(command, stats, field .. ':' .. counter, by)
+  if type(done) == 'table' and done.err then stats_failures = stats_failures + 1 end
+end
+local function xadd_dlq(dlq, stream, group, id, first)
+  local entry = {}
+  for i = first, #ARGV, 2 do
+    local value = ARGV[i + 1]
+    if ARGV[i] == 'deliveries' then
+      local p = redis.call('XPENDING', stream, group, id, id, 1)
+      value = p[1] and tostring(p[1][4]) or '0'
+    end
+    entry[#entry + 1] = ARGV[i]
+    entry[#entry + 1] = value
+  end
+  -- A DLQ that cannot be written (say a key of another type in its place) changes nothing
+  -- here: the invocation stays owed and is re-reported on redelivery.
+  local added = redis.pcall('XADD', dlq, '*', unpack(entry))
+  return type(added) ~= 'table' or added.err == nil
+end
+)LUA";
+
+constexpr const char* kStart = R"LUA(
+local key, due = KEYS[1], KEYS[2]
+local candidate, mask, token = ARGV[1], ARGV[2], ARGV[3]
+local grace, lease, margin, id = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+if retained(key) then return {'retained'} end
+local text = redis.call('HGET', key, 'relay:plan')
+if not text then
+  redis.call('HSET', key, 'relay:plan', candidate)
+  text = candidate
+elseif text ~= candidate then
+  return {'replan', text}
+end
+local plan = parse_plan(text)
+local now = now_ms()
+local markers = {}
+for i, e in ipairs(plan) do
+  local m = marker(key, e.field)
+  markers[i] = m
+  if m and m.state == 'corrupt' then return {'corrupt', e.field, m.text} end
+  if m and m.state == 'running' then
+    if m.token == token then return {'run', i - 1, m.attempt} end  -- a repeat: same claim
+    if now < m.deadline then return {'busy', i - 1, m.attempt} end
+  end
+end
+local owed, pending = {}, false
+for i, e in ipairs(plan) do
+  local m = markers[i]
+  local attempt = nil
+  if not m then
+    attempt = 1
+  elseif m.state == 'exhausted' then
+    if not m.dlq then owed[#owed + 1] = i - 1; owed[#owed + 1] = m.attempt end
+  elseif m.state == 'failed' or m.state == 'running' then
+    -- An expired running claim: its worker died during that attempt, which ran.
+    if m.state == 'failed' and now < m.next then
+      pending = true
+    elseif m.attempt >= e.max then
+      redis.call('HSET', key, e.field, 'exhausted:' .. m.attempt .. ':' .. token)
+      owed[#owed + 1] = i - 1
+      owed[#owed + 1] = m.attempt
+    else
+      attempt = m.attempt + 1
+    end
+  end
+  if attempt then
+    if string.sub(mask, i, i) == '1' then
+      local hold = math.min(e.timeout + grace, lease) + margin
+      redis.call('HSET', key, e.field, 'running:' .. attempt .. ':' .. token .. ':' .. (now + hold))
+      reindex(key, due, id)
+      return {'run', i - 1, attempt}
+    end
+    pending = true
+  end
+end
+reindex(key, due, id)
+if pending then return {'pending'} end
+if #owed > 0 then
+  local reply = {'owes'}
+  for _, v in ipairs(owed) do reply[#reply + 1] = v end
+  return reply
+end
+return {'done'}
+)LUA";
+
+constexpr const char* kComplete = R"LUA(
+local key, due, stream, dlq, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local field, token, outcome, delay = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
+local ttl, group, id, duration = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
+local reason, tail = ARGV[9], ARGV[10]
+local m = marker(key, field)
+local function acked() return retained(key) and 1 or 0 end
+-- A repeat of a call whose reply was lost: the recorded verdict, nothing changed twice.
+if m and m.token == token and m.state ~= 'running' and m.state ~= 'corrupt' then
+  return {m.state, acked(), m.dlq and 1 or 0, 0}
+end
+if retained(key) then return {'retained', 1, 0, 0} end
+if not m or m.state ~= 'running' or m.token ~= token then return {'stale', 0, 0, 0} end
+local max = 1
+for _, e in ipairs(planned(key) or {}) do
+  if e.field == field then max = e.max end
+end
+stat(stats, field, 'duration_seconds', duration)
+local verdict, written = 'succeeded', 0
+if outcome == 'succeeded' then
+  stat(stats, field, 'succeeded', 1)
+  redis.call('HSET', key, field, 'succeeded:' .. m.attempt .. ':' .. token)
+else
+  stat(stats, field, 'failed', 1)
+  redis.call('HSET', key, 'relay:reason:' .. field, reason, 'relay:tail:' .. field, tail)
+  if m.attempt >= max then
+    verdict = 'exhausted'
+    local text = 'exhausted:' .. m.attempt .. ':' .. token
+    -- The entry is written now only when every other invocation is terminal: otherwise the
+    -- message is dead-lettered once they all are, its owed entries in plan order.
+    local others = true
+    for _, e in ipairs(planned(key) or {}) do
+      if e.field ~= field and not terminal(marker(key, e.field)) then others = false end
+    end
+    if others and #ARGV > 10 and xadd_dlq(dlq, stream, group, id, 11) then
+      stat(stats, field, 'dlq', 1)
+      text, written = text .. ':dlq', 1
+    end
+    redis.call('HSET', key, field, text)
+  else
+    verdict = 'failed'
+    redis.call('HSET', key, field, 'failed:' .. m.attempt .. ':' .. (now_ms() + delay) .. ':' .. token)
+  end
+end
+if resolved(key) then
+  ack_and_retain(stream, key, due, group, id, ttl)
+  return {verdict, 1, written, stats_failures}
+end
+reindex(key, due, id)
+return {verdict, 0, written, stats_failures}
+)LUA";
+
+constexpr const char* kRelease = R"LUA(
+local key, due = KEYS[1], KEYS[2]
+local field, token, retry_after, id = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+if retained(key) then return 'retained' end
+if field == '' then
+  -- The caller does not know which invocation its token claimed (start's reply was lost).
+  for _, e in ipairs(planned(key) or {}) do
+    local held = marker(key, e.field)
+    if held and held.state == 'running' and held.token == token then field = e.field end
+  end
+  if field == '' then return 'not_held' end
+end
+local m = marker(key, field)
+if not m or m.state ~= 'running' or m.token ~= token then return 'not_held' end
+redis.call('HSET', key, field, 'failed:' .. (m.attempt - 1) .. ':' .. (now_ms() + retry_after) .. ':-')
+reindex(key, due, id)
+return 'released'
+)LUA";
+
+constexpr const char* kRenew = R"LUA(
+local key, stream = KEYS[1], KEYS[2]
+local field, token, extend = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local group, consumer, id = ARGV[4], ARGV[5], ARGV[6]
+if retained(key) then return 'retained' end
+local m = marker(key, field)
+if not m or m.state ~= 'running' or m.token ~= token then return 'lost' end
+local deadline = math.max(m.deadline, now_ms() + extend)
+redis.call('HSET', key, field, 'running:' .. m.attempt .. ':' .. token .. ':' .. deadline)
+redis.call('XCLAIM', stream, group, consumer, 0, id, 'JUSTID')
+return 'renewed'
+)LUA";
+
+constexpr const char* kWriteDlq = R"LUA(
+local key, dlq, stream, due, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local field, ttl, group, id = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
+if retained(key) then return {'retained', 1} end
+local m = marker(key, field)
+if field == '-/-' then
+  -- An unrunnable message; a recorded plan means an earlier delivery classified it.
+  local text = redis.call('HGET', key, 'relay:plan')
+  if text then return {'planned', text} end
+  if not m then m = {state = 'exhausted', attempt = 0, token = '-', dlq = false} end
+end
+if not m or m.state ~= 'exhausted' then return {'stale', 0} end
+local verdict = 'exists'
+if not m.dlq then
+  -- The failing attempt's exit reason and output tail, when this worker did not see it run.
+  local reason = redis.call('HGET', key, 'relay:reason:' .. field)
+  local tail = redis.call('HGET', key, 'relay:tail:' .. field)
+  if reason then
+    for i = 5, #ARGV, 2 do
+      if ARGV[i] == 'reason' then ARGV[i + 1] = reason end
+    end
+    ARGV[#ARGV + 1] = 'exit_reason'
+    ARGV[#ARGV + 1] = reason
+  end
+  if tail then
+    ARGV[#ARGV + 1] = 'output_tail'
+    ARGV[#ARGV + 1] = tail
+  end
+  if not xadd_dlq(dlq, stream, group, id, 5) then
+    return redis.error_reply('DLQ ' .. dlq .. ' cannot be written')
+  end
+  redis.call('HSET', key, field, 'exhausted:' .. m.attempt .. ':' .. m.token .. ':dlq')
+  stat(stats, field, 'dlq', 1)
+  verdict = 'written'
+end
+if resolved(key) then
+  ack_and_retain(stream, key, due, group, id, ttl)
+  return {verdict, 1, stats_failures}
+end
+return {verdict, 0, stats_failures}
+)LUA";
+
+constexpr const char* kAcknowledge = R"LUA(
+local stream, key, due = KEYS[1], KEYS[2], KEYS[3]
+local group, id, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+if retained(key) then
+  redis.call('XACK', stream, group, id)
+  return {'retained'}
+end
+if not resolved(key) then return {'unresolved', redis.call('HGET', key, 'relay:plan')} end
+ack_and_retain(stream, key, due, group, id, ttl)
+return {'acked'}
+)LUA";
+
+constexpr const char* kClearMissing = R"LUA(
+local stream, key, due = KEYS[1], KEYS[2], KEYS[3]
+local group, id, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+if retained(key) then
+  redis.call('XACK', stream, group, id)
+  return 'retained'
+end
+ack_and_retain(stream, key, due, group, id, ttl)
+return 'cleared'
+)LUA";
+
+redis::Script script(const char* body) { return redis::Script(std::string(kPrologue) + body); }
+
+}  // namespace
+
+LifecycleScripts::LifecycleScripts()
+    : start(script(kStart)),
+      complete(script(kComplete)),
+      release(script(kRelease)),
+      renew(script(kRenew)),
+      write_dlq(script(kWriteDlq)),
+      acknowledge(script(kAcknowledge)),
+      clear_missing(script(kClearMissing)) {}
+
+}  // namespace relay::invocation

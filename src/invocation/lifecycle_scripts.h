@@ -1,0 +1,42 @@
+#pragma once
+
+#include "redis/script.h"
+
+namespace relay::invocation {
+
+/// The Lua scripts of the lifecycle verbs (docs/pipeline.md "Scripts"). Each takes all its keys
+/// as KEYS (Redis Cluster: one slot with a hash-tagged stream), reads the time with TIME (one
+/// clock for every replica), checks `relay:retained` so a stale delivery is inert, and fences
+/// on the claim token. Replies are decoded in one place: redis_lifecycle_store.cpp.
+struct LifecycleScripts {
+  /// KEYS: state, due. ARGV: candidate plan, runnable mask ("1"/"0" per plan entry), token,
+  /// grace-ms, lease-ms, margin-ms, message-id.
+  /// Returns {run, index, attempt} | {busy, index, attempt} | {pending} | {done} |
+  /// {owes, index, attempt, ...} | {replan, plan} | {retained} | {corrupt, field, text}.
+  redis::Script start;
+  /// KEYS: state, due, stream, dlq, stats. ARGV: field, token, succeeded|failed, retry-delay-ms,
+  /// retention-ms, group, message-id, duration-seconds, exit reason, output tail, then the DLQ
+  /// entry's field/value pairs when the last attempt failed.
+  /// Returns {succeeded|failed|exhausted|stale|retained, acked, dlq-written, stats-failures}.
+  redis::Script complete;
+  /// KEYS: state, due. ARGV: field (empty: whichever the token holds), token, retry-after-ms,
+  /// message-id.
+  /// Returns released | not_held | retained.
+  redis::Script release;
+  /// KEYS: state, stream. ARGV: field, token, extend-ms, group, consumer, message-id.
+  /// Returns renewed | lost | retained.
+  redis::Script renew;
+  /// KEYS: state, dlq, stream, due, stats. ARGV: field, retention-ms, group, message-id, then
+  /// the entry's field/value pairs. Returns {written|exists|stale|retained, acked,
+  /// stats-failures} or {planned, plan}.
+  redis::Script write_dlq;
+  /// KEYS: stream, state, due. ARGV: group, message-id, retention-ms.
+  /// Returns {acked} | {unresolved, plan} | {retained}.
+  redis::Script acknowledge;
+  /// KEYS: stream, state, due. ARGV: group, message-id, retention-ms. Returns cleared | retained.
+  redis::Script clear_missing;
+
+  LifecycleScripts();
+};
+
+}  // namespace relay::invocation

@@ -1,0 +1,139 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "invocation/dlq_entry.h"
+#include "invocation/plan.h"
+
+namespace relay::invocation {
+
+/// How long a claim holds (docs/pipeline.md "Claims"): min(timeout + kill grace, lease) plus
+/// the margin from the moment the store claims it, by the store's clock; renewals extend it.
+struct ClaimTimes {
+  std::chrono::milliseconds grace{2'000};
+  std::chrono::milliseconds lease{60'000};
+  std::chrono::milliseconds margin{30'000};
+};
+
+/// What start() decided for one delivery.
+struct StartVerdict {
+  enum class Kind {
+    kRun,       // plan.invocations[index] is claimed for `attempt` with the caller's token
+    kBusy,      // another claim on an invocation of this message is live: one at a time
+    kPending,   // nothing to run now (a retry not due, an app unavailable): leave it pending
+    kOwesDlq,   // every invocation resolved; `owed` are exhausted without their DLQ entry
+    kDone,      // every invocation terminal: acknowledge
+    kReplan,    // another plan is recorded (`plan`): the message owes that one, start again
+    kRetained,  // the message already left the PEL: this delivery is stale
+  };
+  Kind kind = Kind::kPending;
+  std::size_t index = 0;  // kRun, kBusy
+  int attempt = 0;        // kRun, kBusy
+  /// kOwesDlq: the invocations (plan indexes) and their attempt counts.
+  std::vector<std::pair<std::size_t, int>> owed;
+  Plan plan;  // kReplan: the recorded plan
+};
+
+/// What happened to one attempt, as complete() records it.
+struct AttemptResult {
+  bool succeeded = false;
+  std::string exit_reason;                // `exit 3`, `timeout 20s`; empty on success
+  std::string output_tail;                // the last bytes of the attempt's output
+  std::chrono::nanoseconds duration{0};   // for the persisted statistics
+  std::chrono::milliseconds retry_delay;  // the backoff after this attempt, if it failed
+};
+
+/// How complete() landed.
+struct CompleteVerdict {
+  enum class Kind {
+    kSucceeded,
+    kFailed,     // a later attempt is due after the retry delay
+    kExhausted,  // the last attempt failed (`dlq_written` when its entry was given and written)
+    kStale,      // the claim is no longer this token's: nothing changed
+    kRetained,   // the message already left the PEL
+  };
+  Kind kind = Kind::kStale;
+  bool dlq_written = false;
+  bool acked = false;  // this was the last unresolved invocation: XACK + retention done
+  int stats_failures = 0;  // statistics increments that failed (never change the lifecycle)
+};
+
+/// How writeDlq() landed.
+struct DlqVerdict {
+  enum class Kind {
+    kWritten,   // the entry was added and the invocation marked `...:dlq`
+    kExists,    // a previous delivery already wrote it
+    kStale,     // the invocation is not exhausted (state changed): nothing written
+    kPlanned,   // (malformed field only) a plan is recorded: the message owes it (`plan`)
+    kRetained,  // the message already left the PEL
+  };
+  Kind kind = Kind::kStale;
+  bool acked = false;  // nothing else unresolved: XACK + retention done
+  Plan plan;
+  int stats_failures = 0;
+};
+
+/// How acknowledge() landed.
+struct AckVerdict {
+  enum class Kind {
+    kAcked,       // XACK done; the state hash (if any) retained
+    kUnresolved,  // a recorded plan still has a non-terminal invocation: refused (`plan`)
+    kRetained,    // already retained by an earlier ACK
+  };
+  Kind kind = Kind::kAcked;
+  Plan plan;
+};
+
+enum class ReleaseVerdict { kReleased, kNotHeld, kRetained };
+enum class RenewVerdict { kRenewed, kLost, kRetained };
+
+/// The invocation lifecycle's persistent state (docs/pipeline.md "State in Redis"): every verb
+/// is one atomic step (a Lua script in Redis) that reads the time from the store's own clock,
+/// is idempotent for its claim token (a call repeated after a lost reply returns the same
+/// verdict and changes nothing twice) and is inert once the message's state is retained.
+/// Implementations: RedisLifecycleStore, and the in-memory fake of the unit tests. An instance
+/// serves one thread at a time unless the implementation says otherwise.
+class LifecycleStore {
+ public:
+  virtual ~LifecycleStore() = default;
+
+  /// Records `candidate` as message `id`'s plan unless one is recorded (then kReplan unless they
+  /// are equal), then claims, in plan order, the first due invocation whose `runnable` flag is
+  /// set. Never claims while another token holds a live claim on any invocation of the message.
+  virtual Result<StartVerdict> start(std::string_view id, const Plan& candidate,
+                                     const std::vector<bool>& runnable, std::string_view token,
+                                     const ClaimTimes& times) = 0;
+  /// Records the outcome of the attempt claimed with `token`. A failure of the last attempt
+  /// with `dlq` given writes that entry (deliveries filled in by the store) in the same step.
+  /// When no invocation is left unresolved, the message is acknowledged and retained too.
+  virtual Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
+                                           std::string_view token, const AttemptResult& result,
+                                           const DlqEntry* dlq) = 0;
+  /// Gives back a claim whose handler never started (nothing charged); the invocation is due
+  /// again after `retry_after`. An empty `field` releases whichever invocation `token` holds
+  /// (after start() failed, the caller cannot know which one it claimed).
+  virtual Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
+                                         std::string_view token,
+                                         std::chrono::milliseconds retry_after) = 0;
+  /// Extends a running claim to at least `extend` from now and refreshes the message's PEL
+  /// idle time for this consumer (a long handler keeps its message).
+  virtual Result<RenewVerdict> renew(std::string_view id, std::string_view field,
+                                     std::string_view token, std::chrono::milliseconds extend) = 0;
+  /// Writes the owed DLQ entry of an exhausted invocation, or of an unrunnable message (field
+  /// kMalformedField), then acknowledges when nothing else is unresolved.
+  virtual Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,
+                                      const DlqEntry& entry) = 0;
+  /// XACK plus retention; refused while a recorded plan is unresolved.
+  virtual Result<AckVerdict> acknowledge(std::string_view id) = 0;
+  /// A pending id whose stream entry is gone: XACK and retention of its state, inert once
+  /// retained.
+  virtual Status clearMissing(std::string_view id) = 0;
+};
+
+}  // namespace relay::invocation

@@ -1,0 +1,26 @@
+#include "invocation/output_tail.h"
+
+namespace relay::invocation {
+
+void OutputTail::line(std::string_view prefixed_line) {
+  logger_.handlerOutput(prefixed_line);
+  lines_.emplace_back(prefixed_line.size() > limit_ ? prefixed_line.substr(prefixed_line.size() - limit_)
+                                                   : prefixed_line);
+  bytes_ += lines_.back().size() + 1;
+  while (bytes_ > limit_ + 1 && lines_.size() > 1) {
+    bytes_ -= lines_.front().size() + 1;
+    lines_.pop_front();
+  }
+}
+
+std::string OutputTail::text() const {
+  std::string joined;
+  for (const std::string& kept : lines_) {
+    if (!joined.empty()) joined += '\n';
+    joined += kept;
+  }
+  if (joined.size() > limit_) joined.erase(0, joined.size() - limit_);
+  return joined;
+}
+
+}  // namespace relay::invocation

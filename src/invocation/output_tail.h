@@ -1,0 +1,34 @@
+#pragma once
+
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <string_view>
+
+#include "observability/logger.h"
+#include "runtime/runtime.h"
+
+namespace relay::invocation {
+
+/// The lifecycle's OutputSink: forwards every handler line to the log verbatim (whatever the
+/// level) and keeps the last `limit` bytes of them, prefixed lines as logged, for the state hash
+/// and the DLQ entry of a failed attempt. One per attempt; used from the running thread only.
+class OutputTail final : public runtime::OutputSink {
+ public:
+  static constexpr std::size_t kDefaultLimit = 4096;
+
+  explicit OutputTail(observability::Logger& logger, std::size_t limit = kDefaultLimit)
+      : logger_(logger), limit_(limit) {}
+
+  void line(std::string_view prefixed_line) override;
+  /// The kept lines joined by `\n`, at most `limit` bytes (a longer last line keeps its end).
+  std::string text() const;
+
+ private:
+  observability::Logger& logger_;
+  std::size_t limit_;
+  std::deque<std::string> lines_;
+  std::size_t bytes_ = 0;  // sum of the kept lines' sizes plus one separator each
+};
+
+}  // namespace relay::invocation

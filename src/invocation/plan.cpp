@@ -1,0 +1,68 @@
+#include "invocation/plan.h"
+
+#include <charconv>
+
+namespace relay::invocation {
+namespace {
+
+template <typename T>
+bool number(std::string_view text, T& out) {
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return error == std::errc() && end == text.data() + text.size() && !text.empty();
+}
+
+// Splits off the text before the first `separator`; false when there is none.
+bool take(std::string_view& rest, char separator, std::string_view& part) {
+  const std::size_t at = rest.find(separator);
+  if (at == std::string_view::npos) return false;
+  part = rest.substr(0, at);
+  rest.remove_prefix(at + 1);
+  return true;
+}
+
+}  // namespace
+
+std::string PlannedInvocation::field() const { return app + "/" + handler; }
+
+std::string encodePlan(const Plan& plan) {
+  std::string text;
+  for (const PlannedInvocation& invocation : plan.invocations) {
+    text += invocation.trigger == runtime::Trigger::kSchedule ? 's' : 'e';
+    text += ' ' + std::to_string(invocation.max_attempts) + ' ' +
+            std::to_string(invocation.timeout.count()) + ' ' + invocation.field() + '\n';
+  }
+  return text;
+}
+
+std::optional<Plan> decodePlan(std::string_view text) {
+  Plan plan;
+  while (!text.empty()) {
+    std::string_view line;
+    if (!take(text, '\n', line)) return std::nullopt;
+    std::string_view trigger, attempts, timeout, app;
+    if (!take(line, ' ', trigger) || !take(line, ' ', attempts) || !take(line, ' ', timeout) ||
+        !take(line, '/', app) || line.empty() || app.empty()) {
+      return std::nullopt;
+    }
+    PlannedInvocation invocation;
+    long long timeout_ms = 0;
+    if (trigger == "e") {
+      invocation.trigger = runtime::Trigger::kEvent;
+    } else if (trigger == "s") {
+      invocation.trigger = runtime::Trigger::kSchedule;
+    } else {
+      return std::nullopt;
+    }
+    if (!number(attempts, invocation.max_attempts) || invocation.max_attempts < 1 ||
+        !number(timeout, timeout_ms) || timeout_ms < 0) {
+      return std::nullopt;
+    }
+    invocation.timeout = std::chrono::milliseconds(timeout_ms);
+    invocation.app = app;
+    invocation.handler = line;
+    plan.invocations.push_back(std::move(invocation));
+  }
+  return plan;
+}
+
+}  // namespace relay::invocation

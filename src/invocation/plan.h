@@ -1,0 +1,43 @@
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "runtime/runtime.h"
+
+namespace relay::invocation {
+
+/// One invocation a message owes: which handler, with how many attempts and which timeout. Fixed
+/// at the message's first classification (docs/pipeline.md "The plan").
+struct PlannedInvocation {
+  std::string app;
+  std::string handler;
+  int max_attempts = 1;  // the rule's retries + 1
+  std::chrono::milliseconds timeout{30'000};
+  runtime::Trigger trigger = runtime::Trigger::kEvent;  // kEvent or kSchedule
+
+  /// The state-hash field: `<app>/<handler>`.
+  std::string field() const;
+  bool operator==(const PlannedInvocation&) const = default;
+};
+
+/// The invocations of one message in dispatch order (apps by name, rules in declaration order;
+/// a schedule occurrence has one). Recorded in the state hash's `relay:plan` field.
+struct Plan {
+  std::vector<PlannedInvocation> invocations;
+
+  bool operator==(const Plan&) const = default;
+};
+
+/// The `relay:plan` text: one line per invocation, `<trigger> <max-attempts> <timeout-ms>
+/// <app>/<handler>`, trigger `e` (event) or `s` (schedule). Handler names hold no control
+/// characters (app/template validation), so a newline separates entries. The Lua scripts parse
+/// the same text (lifecycle_scripts.cpp).
+std::string encodePlan(const Plan& plan);
+/// Nullopt for text of another shape (a corrupt or foreign field).
+std::optional<Plan> decodePlan(std::string_view text);
+
+}  // namespace relay::invocation

@@ -1,0 +1,69 @@
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "invocation/keys.h"
+#include "invocation/lifecycle_scripts.h"
+#include "invocation/lifecycle_store.h"
+#include "redis/connection.h"
+#include "redis/endpoint.h"
+
+namespace relay::invocation {
+
+/// Settings of one RedisLifecycleStore; the retry policy is a fixed internal.
+struct RedisStoreSettings {
+  StreamKeys keys;
+  std::string consumer;  // who renews (XCLAIM ... JUSTID) and is named in DLQ entries
+  std::chrono::milliseconds retention{std::chrono::hours(24 * 7)};  // 0: keep forever
+  redis::ConnectionSettings connection;
+  /// A call that fails on the transport (I/O, timeout, closed) is repeated on a new connection
+  /// this many times, waiting `retry_wait` (doubling) between tries: every verb is idempotent
+  /// for its token, so a reply lost to a failover or a killed connection costs nothing.
+  int retries = 4;
+  std::chrono::milliseconds retry_wait{100};
+};
+
+/// The LifecycleStore over Redis: each verb is one Lua script (lifecycle_scripts.h) on one
+/// connection that this object owns and re-creates after a transport error. Not thread-safe:
+/// one instance per thread.
+class RedisLifecycleStore final : public LifecycleStore {
+ public:
+  RedisLifecycleStore(RedisStoreSettings settings, redis::Endpoint endpoint, Clock& clock);
+  ~RedisLifecycleStore() override;
+
+  Result<StartVerdict> start(std::string_view id, const Plan& candidate,
+                             const std::vector<bool>& runnable, std::string_view token,
+                             const ClaimTimes& times) override;
+  Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
+                                   std::string_view token, const AttemptResult& result,
+                                   const DlqEntry* dlq) override;
+  Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
+                                 std::string_view token,
+                                 std::chrono::milliseconds retry_after) override;
+  Result<RenewVerdict> renew(std::string_view id, std::string_view field, std::string_view token,
+                             std::chrono::milliseconds extend) override;
+  Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,
+                              const DlqEntry& entry) override;
+  Result<AckVerdict> acknowledge(std::string_view id) override;
+  Status clearMissing(std::string_view id) override;
+
+  const RedisStoreSettings& settings() const { return settings_; }
+
+ private:
+  /// Runs `script`, reconnecting and repeating it after a transport error.
+  redis::Result<redis::Reply> eval(const redis::Script& script,
+                                   const std::vector<std::string>& keys,
+                                   const std::vector<std::string>& args);
+
+  RedisStoreSettings settings_;
+  redis::Endpoint endpoint_;
+  Clock& clock_;
+  LifecycleScripts scripts_;
+  std::unique_ptr<redis::Connection> connection_;
+};
+
+}  // namespace relay::invocation

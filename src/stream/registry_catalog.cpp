@@ -1,0 +1,143 @@
+#include "stream/registry_catalog.h"
+
+#include <utility>
+
+#include "schedule/occurrence.h"
+#include "stream/invocation_spec.h"
+#include "stream/schedule_admission.h"
+
+namespace relay::stream {
+namespace {
+
+using invocation::Classification;
+
+// An app whose rules are unknown (never loaded here): nothing can be classified without them.
+const app::AppEntry* rulelessApp(const app::Snapshot& snapshot) {
+  for (const app::AppEntry& entry : snapshot.apps()) {
+    if (!entry.app) return &entry;
+  }
+  return nullptr;
+}
+
+std::string holdReason(const app::AppEntry& entry) {
+  return "app " + entry.name + " has no valid template yet (" +
+         (entry.errors.empty() ? std::string("not loaded") : entry.errors.front().toString()) +
+         ")";
+}
+
+}  // namespace
+
+RegistryCatalog::RegistryCatalog(const app::Registry& registry, std::size_t max_event_bytes)
+    : registry_(registry), max_event_bytes_(max_event_bytes) {}
+
+std::shared_ptr<const Classifier> RegistryCatalog::classifier() {
+  std::shared_ptr<const app::Snapshot> snapshot = registry_.snapshot();
+  std::lock_guard lock(mutex_);
+  if (!classifier_ || &classifier_->snapshot() != snapshot.get()) {
+    classifier_ = std::make_shared<const Classifier>(std::move(snapshot));
+  }
+  return classifier_;
+}
+
+Classification RegistryCatalog::classify(const invocation::Message& message, WallTime now) {
+  // Relay's own occurrences are not external events: no classification, no matching.
+  if (message.find(schedule::kEnvelopeField)) return classifySchedule(message);
+  Classification what;
+  const DecodedMessage decoded = decodeMessage(message, max_event_bytes_);
+  if (decoded.kind != DecodedMessage::Kind::kEvent) {
+    what.kind = decoded.kind == DecodedMessage::Kind::kOversized ? Classification::Kind::kOversized
+                                                                 : Classification::Kind::kMalformed;
+    what.reason = decoded.reason;
+    what.dlq_event = decoded.dlq_event;
+    return what;
+  }
+  const std::shared_ptr<const Classifier> rules = classifier();
+  if (const app::AppEntry* ruleless = rulelessApp(rules->snapshot())) {
+    what.kind = Classification::Kind::kHold;
+    what.reason = holdReason(*ruleless);
+    return what;
+  }
+  const std::vector<Match> matches = rules->classify(*decoded.event, Instant::fromWallTime(now));
+  if (matches.empty()) {
+    what.kind = Classification::Kind::kUnmatched;
+    return what;
+  }
+  what.kind = Classification::Kind::kPlan;
+  for (const Match& match : matches) {
+    invocation::PlannedInvocation planned;
+    planned.app = match.entry->name;
+    planned.handler = match.rule->handler;
+    planned.max_attempts = match.rule->retries + 1;
+    planned.timeout = match.rule->timeout;
+    planned.trigger = runtime::Trigger::kEvent;
+    what.plan.invocations.push_back(std::move(planned));
+  }
+  return what;
+}
+
+Classification RegistryCatalog::classifySchedule(const invocation::Message& message) {
+  const std::shared_ptr<const app::Snapshot> snapshot = registry_.snapshot();
+  const ScheduleAdmission admission = admitSchedule(*snapshot, message, max_event_bytes_);
+  Classification what;
+  what.reason = admission.reason;
+  if (admission.app) what.app = admission.app->name;
+  if (admission.schedule) what.handler = admission.schedule->handler;
+  switch (admission.verdict) {
+    case ScheduleAdmission::Verdict::kObsolete: {
+      // Obsolete only when the app's rules are known: a broken app's schedules are unknown.
+      const app::AppEntry* entry =
+          admission.occurrence ? snapshot->find(admission.occurrence->app) : nullptr;
+      if (entry && !entry->app) {
+        what.kind = Classification::Kind::kHold;
+        what.reason = holdReason(*entry);
+        return what;
+      }
+      what.kind = Classification::Kind::kObsolete;
+      if (admission.occurrence) what.app = admission.occurrence->app;
+      return what;
+    }
+    case ScheduleAdmission::Verdict::kMalformed:
+      what.kind = Classification::Kind::kBadSchedule;
+      what.dlq_event = admission.dlq_event;
+      return what;
+    case ScheduleAdmission::Verdict::kRun:
+      break;
+  }
+  what.kind = Classification::Kind::kPlan;
+  invocation::PlannedInvocation planned;
+  planned.app = admission.app->name;
+  planned.handler = admission.schedule->handler;  // the CURRENT handler, resolved by name
+  planned.max_attempts = admission.schedule->retries + 1;
+  planned.timeout = admission.schedule->timeout;
+  planned.trigger = runtime::Trigger::kSchedule;
+  what.plan.invocations.push_back(std::move(planned));
+  return what;
+}
+
+invocation::Runnable RegistryCatalog::resolve(const invocation::PlannedInvocation& planned) {
+  std::shared_ptr<const app::Snapshot> snapshot = registry_.snapshot();
+  invocation::Runnable runnable;
+  const app::AppEntry* entry = snapshot->find(planned.app);
+  if (!entry || !entry->app) {
+    runnable.reason = "app " + planned.app + " is not loaded on this worker";
+    return runnable;
+  }
+  bool has_handler = entry->app->findRule(planned.handler) != nullptr;
+  for (const app::Schedule& schedule : entry->app->schedules) {
+    has_handler = has_handler || schedule.handler == planned.handler;
+  }
+  if (!has_handler) {
+    runnable.reason = "handler " + planned.handler + " is not in the app's template on this worker";
+    return runnable;
+  }
+  runnable.known = true;
+  runnable.available = entry->status.available;
+  runnable.reason = entry->status.reason;
+  runnable.spec = invocationSpec(*entry->app, planned.handler, planned.timeout, "", 0,
+                                 planned.trigger, "");
+  runnable.concurrency = entry->app->concurrency;
+  runnable.keep_alive = std::move(snapshot);
+  return runnable;
+}
+
+}  // namespace relay::stream

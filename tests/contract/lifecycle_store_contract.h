@@ -1,0 +1,411 @@
+#pragma once
+// The LifecycleStore contract (docs/pipeline.md "State in Redis", "Scripts"): one suite that
+// runs unchanged against the in-memory store (unit) and RedisLifecycleStore over a real
+// redis-server (integration). A Backend gives the store, a way to deliver a message into the
+// PEL, a way to let the store's clock pass, and read access to what the store holds.
+//
+//   struct Backend {
+//     invocation::LifecycleStore& store();
+//     std::string deliver();                          // a new message id, pending
+//     void pass(std::chrono::milliseconds);           // the store's clock moves on
+//     bool pending(const std::string& id);
+//     std::optional<std::string> field(const std::string& id, const std::string& name);
+//     std::optional<std::chrono::milliseconds> ttl(const std::string& id);
+//     std::vector<std::map<std::string, std::string>> dlq();
+//     std::optional<std::int64_t> dueAt(const std::string& id);
+//     std::int64_t nowMs();                           // the store's clock
+//   };
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "invocation/keys.h"
+#include "invocation/lifecycle_store.h"
+#include "invocation/marker.h"
+
+namespace relay::invocation::contract {
+
+using std::chrono::milliseconds;
+
+inline PlannedInvocation planned(const std::string& app, const std::string& handler,
+                                 int max_attempts = 3) {
+  PlannedInvocation invocation;
+  invocation.app = app;
+  invocation.handler = handler;
+  invocation.max_attempts = max_attempts;
+  invocation.timeout = milliseconds(100);
+  return invocation;
+}
+
+/// Short claims so a test can let them expire: 100 ms timeout + 0 grace, lease 150 ms, no margin.
+inline ClaimTimes shortClaims() { return ClaimTimes{milliseconds(0), milliseconds(150), milliseconds(0)}; }
+
+inline DlqEntry dlqFor(const std::string& id, const std::string& app, const std::string& handler,
+                       int attempts) {
+  DlqEntry entry;
+  entry.original_stream = "events";
+  entry.original_id = id;
+  entry.group = "relay";
+  entry.consumer = "w1";
+  entry.event = R"({"kind":"order"})";
+  entry.reason = "exit 3";
+  entry.kind = app == "-" ? kDlqKindMalformed : kDlqKindHandler;
+  entry.app = app;
+  entry.handler = handler;
+  entry.handler_attempts = attempts;
+  entry.timestamp = "2026-12-01T00:00:00.000Z";
+  return entry;
+}
+
+inline AttemptResult failure(std::string reason = "exit 3", milliseconds retry = milliseconds(150)) {
+  AttemptResult result;
+  result.succeeded = false;
+  result.exit_reason = std::move(reason);
+  result.output_tail = "[shop/h] boom";
+  result.retry_delay = retry;
+  return result;
+}
+
+inline AttemptResult success() {
+  AttemptResult result;
+  result.succeeded = true;
+  return result;
+}
+
+template <typename Backend>
+class LifecycleStoreContract : public ::testing::Test {
+ protected:
+  Backend backend_;
+  LifecycleStore& store() { return backend_.store(); }
+
+  StartVerdict start(const std::string& id, const Plan& plan, const std::string& token,
+                     std::vector<bool> runnable = {}) {
+    if (runnable.empty()) runnable.assign(plan.invocations.size(), true);
+    auto verdict = store().start(id, plan, runnable, token, shortClaims());
+    EXPECT_TRUE(verdict.ok()) << verdict.error().message;
+    return verdict.ok() ? *verdict : StartVerdict{};
+  }
+  CompleteVerdict complete(const std::string& id, const std::string& field,
+                           const std::string& token, const AttemptResult& result,
+                           const DlqEntry* dlq = nullptr) {
+    auto verdict = store().complete(id, field, token, result, dlq);
+    EXPECT_TRUE(verdict.ok()) << verdict.error().message;
+    return verdict.ok() ? *verdict : CompleteVerdict{};
+  }
+  std::optional<Marker> marker(const std::string& id, const std::string& field) {
+    auto text = backend_.field(id, field);
+    return text ? Marker::parse(*text) : std::nullopt;
+  }
+  static Plan one(int max_attempts = 3) { return Plan{{planned("shop", "h", max_attempts)}}; }
+  static Plan two() { return Plan{{planned("shop", "a"), planned("shop", "b")}}; }
+};
+
+TYPED_TEST_SUITE_P(LifecycleStoreContract);
+
+TYPED_TEST_P(LifecycleStoreContract, FirstStartRecordsThePlanAndClaimsAttemptOne) {
+  const std::string id = this->backend_.deliver();
+  const StartVerdict verdict = this->start(id, this->one(), "t1");
+  EXPECT_EQ(verdict.kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(verdict.index, 0u);
+  EXPECT_EQ(verdict.attempt, 1);
+  EXPECT_EQ(this->backend_.field(id, std::string(kPlanField)), encodePlan(this->one()));
+  const auto running = this->marker(id, "shop/h");
+  ASSERT_TRUE(running);
+  EXPECT_EQ(running->state, Marker::State::kRunning);
+  EXPECT_EQ(running->token, "t1");
+  // Deadline from the store's clock: timeout (100) + grace (0), capped by the lease (150).
+  EXPECT_NEAR(static_cast<double>(running->deadline_ms - this->backend_.nowMs()), 100, 50);
+}
+
+TYPED_TEST_P(LifecycleStoreContract, RecordedPlanWinsOverALaterClassification) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  const StartVerdict verdict = this->start(id, this->two(), "t2");
+  EXPECT_EQ(verdict.kind, StartVerdict::Kind::kReplan);
+  EXPECT_EQ(verdict.plan, this->one());
+  EXPECT_EQ(this->backend_.field(id, std::string(kPlanField)), encodePlan(this->one()));
+}
+
+TYPED_TEST_P(LifecycleStoreContract, RepeatedStartWithTheSameTokenReturnsTheSameClaim) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  const StartVerdict again = this->start(id, this->one(), "t1");
+  EXPECT_EQ(again.kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(again.attempt, 1);
+  EXPECT_EQ(this->marker(id, "shop/h")->attempt, 1);
+}
+
+TYPED_TEST_P(LifecycleStoreContract, LiveClaimOnAnyInvocationMakesTheMessageBusy) {
+  const std::string id = this->backend_.deliver();
+  ASSERT_EQ(this->start(id, this->two(), "t1").index, 0u);
+  // Another worker may not run the next invocation while the first runs: one at a time.
+  const StartVerdict other = this->start(id, this->two(), "t2");
+  EXPECT_EQ(other.kind, StartVerdict::Kind::kBusy);
+  EXPECT_FALSE(this->marker(id, "shop/b"));
+}
+
+TYPED_TEST_P(LifecycleStoreContract, FailedAttemptWaitsForItsBackoffOnTheStoresClock) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  const CompleteVerdict failed = this->complete(id, "shop/h", "t1", failure());
+  EXPECT_EQ(failed.kind, CompleteVerdict::Kind::kFailed);
+  EXPECT_FALSE(failed.acked);
+  const auto marker = this->marker(id, "shop/h");
+  ASSERT_TRUE(marker);
+  EXPECT_EQ(marker->state, Marker::State::kFailed);
+  EXPECT_EQ(marker->token, "t1");
+  EXPECT_EQ(this->backend_.dueAt(id), marker->next_attempt_ms);  // the due-retry index
+  EXPECT_EQ(this->start(id, this->one(), "t2").kind, StartVerdict::Kind::kPending);
+  this->backend_.pass(milliseconds(200));
+  const StartVerdict retry = this->start(id, this->one(), "t3");
+  EXPECT_EQ(retry.kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(retry.attempt, 2);
+  EXPECT_FALSE(this->backend_.dueAt(id));  // running: nothing due
+}
+
+TYPED_TEST_P(LifecycleStoreContract, LastCompletionAcknowledgesAndRetainsInOneStep) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  EXPECT_FALSE(this->backend_.ttl(id));  // pending: no TTL however long
+  const CompleteVerdict done = this->complete(id, "shop/h", "t1", success());
+  EXPECT_EQ(done.kind, CompleteVerdict::Kind::kSucceeded);
+  EXPECT_TRUE(done.acked);
+  EXPECT_FALSE(this->backend_.pending(id));
+  EXPECT_EQ(this->backend_.field(id, std::string(kRetainedField)), "1");
+  ASSERT_TRUE(this->backend_.ttl(id));
+  EXPECT_GT(this->backend_.ttl(id)->count(), 0);
+}
+
+TYPED_TEST_P(LifecycleStoreContract, AckIsRefusedWhileAPlannedInvocationIsNotTerminal) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->two(), "t1");
+  const CompleteVerdict first = this->complete(id, "shop/a", "t1", success());
+  EXPECT_FALSE(first.acked);
+  auto acked = this->store().acknowledge(id);
+  ASSERT_TRUE(acked.ok());
+  EXPECT_EQ(acked->kind, AckVerdict::Kind::kUnresolved);
+  EXPECT_EQ(acked->plan, this->two());
+  EXPECT_TRUE(this->backend_.pending(id));
+  EXPECT_FALSE(this->backend_.field(id, std::string(kRetainedField)));
+}
+
+TYPED_TEST_P(LifecycleStoreContract, UnrunnableInvocationIsSkippedAndTheNextOneRuns) {
+  const std::string id = this->backend_.deliver();
+  const StartVerdict verdict = this->start(id, this->two(), "t1", {false, true});
+  EXPECT_EQ(verdict.kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(verdict.index, 1u);
+  this->complete(id, "shop/b", "t1", success());
+  EXPECT_EQ(this->start(id, this->two(), "t2", {false, true}).kind, StartVerdict::Kind::kPending);
+  EXPECT_FALSE(this->marker(id, "shop/a"));  // nothing charged
+  EXPECT_TRUE(this->backend_.pending(id));
+}
+
+TYPED_TEST_P(LifecycleStoreContract, LastFailedAttemptWritesItsDlqEntryAndAcksAtomically) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(1), "t1");
+  const DlqEntry entry = [&] {
+    DlqEntry e = dlqFor(id, "shop", "h", 1);
+    e.exit_reason = "exit 3";
+    e.output_tail = "[shop/h] boom";
+    return e;
+  }();
+  const CompleteVerdict verdict = this->complete(id, "shop/h", "t1", failure(), &entry);
+  EXPECT_EQ(verdict.kind, CompleteVerdict::Kind::kExhausted);
+  EXPECT_TRUE(verdict.dlq_written);
+  EXPECT_TRUE(verdict.acked);
+  EXPECT_EQ(this->backend_.field(id, "shop/h"), "exhausted:1:t1:dlq");
+  const auto dlq = this->backend_.dlq();
+  ASSERT_EQ(dlq.size(), 1u);
+  EXPECT_EQ(dlq[0].at("handler_attempts"), "1");
+  EXPECT_EQ(dlq[0].at("kind"), "handler");
+  EXPECT_EQ(dlq[0].at("deliveries"), "1");  // from the PEL, by the store
+  EXPECT_EQ(dlq[0].at("exit_reason"), "exit 3");
+  EXPECT_EQ(dlq[0].at("output_tail"), "[shop/h] boom");
+  EXPECT_FALSE(this->backend_.pending(id));
+}
+
+TYPED_TEST_P(LifecycleStoreContract, RepeatedCompleteReturnsTheSameVerdictAndChangesNothingTwice) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(1), "t1");
+  const DlqEntry entry = dlqFor(id, "shop", "h", 1);
+  const CompleteVerdict first = this->complete(id, "shop/h", "t1", failure(), &entry);
+  const CompleteVerdict again = this->complete(id, "shop/h", "t1", failure(), &entry);
+  EXPECT_EQ(again.kind, first.kind);
+  EXPECT_EQ(again.dlq_written, first.dlq_written);
+  EXPECT_EQ(again.acked, first.acked);
+  EXPECT_EQ(this->backend_.dlq().size(), 1u);
+  // The same for a failure that is retried later, and for a success.
+  const std::string other = this->backend_.deliver();
+  this->start(other, this->one(), "u1");
+  EXPECT_EQ(this->complete(other, "shop/h", "u1", failure()).kind, CompleteVerdict::Kind::kFailed);
+  const auto before = this->backend_.field(other, "shop/h");
+  EXPECT_EQ(this->complete(other, "shop/h", "u1", failure()).kind, CompleteVerdict::Kind::kFailed);
+  EXPECT_EQ(this->backend_.field(other, "shop/h"), before);
+}
+
+TYPED_TEST_P(LifecycleStoreContract, StaleTokenChangesNothing) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  EXPECT_EQ(this->complete(id, "shop/h", "other", success()).kind, CompleteVerdict::Kind::kStale);
+  EXPECT_EQ(this->marker(id, "shop/h")->state, Marker::State::kRunning);
+}
+
+TYPED_TEST_P(LifecycleStoreContract, ReleaseGivesTheAttemptBackUncharged) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  auto released = this->store().release(id, "shop/h", "t1", milliseconds(100));
+  ASSERT_TRUE(released.ok());
+  EXPECT_EQ(*released, ReleaseVerdict::kReleased);
+  EXPECT_EQ(this->marker(id, "shop/h")->attempt, 0);
+  EXPECT_EQ(*this->store().release(id, "shop/h", "t1", milliseconds(100)), ReleaseVerdict::kNotHeld);
+  EXPECT_EQ(this->start(id, this->one(), "t2").kind, StartVerdict::Kind::kPending);
+  this->backend_.pass(milliseconds(150));
+  const StartVerdict again = this->start(id, this->one(), "t3");
+  EXPECT_EQ(again.kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(again.attempt, 1);  // the released attempt was not counted
+}
+
+TYPED_TEST_P(LifecycleStoreContract, ReleaseWithoutAFieldFindsTheTokensClaim) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->two(), "t1", {false, true});
+  auto released = this->store().release(id, "", "t1", milliseconds(100));
+  ASSERT_TRUE(released.ok());
+  EXPECT_EQ(*released, ReleaseVerdict::kReleased);
+  EXPECT_EQ(this->marker(id, "shop/b")->state, Marker::State::kFailed);
+  EXPECT_EQ(this->marker(id, "shop/b")->attempt, 0);
+}
+
+TYPED_TEST_P(LifecycleStoreContract, ExpiredClaimCountsAsAnAttemptThatRan) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  this->backend_.pass(milliseconds(200));  // the worker died mid-handler
+  const StartVerdict next = this->start(id, this->one(), "t2");
+  EXPECT_EQ(next.kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(next.attempt, 2);
+}
+
+TYPED_TEST_P(LifecycleStoreContract, ExpiredLastAttemptOwesOneDlqEntryWrittenOnce) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(1), "t1");
+  this->backend_.pass(milliseconds(200));
+  const StartVerdict owes = this->start(id, this->one(1), "t2");
+  ASSERT_EQ(owes.kind, StartVerdict::Kind::kOwesDlq);
+  ASSERT_EQ(owes.owed.size(), 1u);
+  EXPECT_EQ(owes.owed[0], (std::pair<std::size_t, int>{0, 1}));
+  auto written = this->store().writeDlq(id, "shop/h", dlqFor(id, "shop", "h", 1));
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(written->kind, DlqVerdict::Kind::kWritten);
+  EXPECT_TRUE(written->acked);
+  auto again = this->store().writeDlq(id, "shop/h", dlqFor(id, "shop", "h", 1));
+  EXPECT_EQ(again->kind, DlqVerdict::Kind::kRetained);
+  EXPECT_EQ(this->backend_.dlq().size(), 1u);
+}
+
+TYPED_TEST_P(LifecycleStoreContract, RetainedStateIsInertForEveryVerb) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  this->complete(id, "shop/h", "t1", success());
+  const auto before = this->backend_.field(id, "shop/h");
+  const auto ttl = this->backend_.ttl(id);
+  EXPECT_EQ(this->start(id, this->one(), "t2").kind, StartVerdict::Kind::kRetained);
+  EXPECT_EQ(this->complete(id, "shop/h", "t2", failure()).kind, CompleteVerdict::Kind::kRetained);
+  EXPECT_EQ(*this->store().release(id, "shop/h", "t2", milliseconds(1)), ReleaseVerdict::kRetained);
+  EXPECT_EQ(*this->store().renew(id, "shop/h", "t2", milliseconds(1)), RenewVerdict::kRetained);
+  EXPECT_EQ(this->store().acknowledge(id)->kind, AckVerdict::Kind::kRetained);
+  EXPECT_EQ(this->backend_.field(id, "shop/h"), before);
+  EXPECT_TRUE(this->backend_.ttl(id));
+  EXPECT_LE(this->backend_.ttl(id)->count(), ttl->count());
+}
+
+TYPED_TEST_P(LifecycleStoreContract, UnrunnableMessageGetsOneDlqEntryAndItsAckInOneStep) {
+  const std::string id = this->backend_.deliver();
+  DlqEntry entry = dlqFor(id, "-", "-", 0);
+  entry.reason = "malformed: not a JSON object";
+  auto written = this->store().writeDlq(id, kMalformedField, entry);
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(written->kind, DlqVerdict::Kind::kWritten);
+  EXPECT_TRUE(written->acked);
+  EXPECT_FALSE(this->backend_.pending(id));
+  EXPECT_EQ(this->store().writeDlq(id, kMalformedField, entry)->kind, DlqVerdict::Kind::kRetained);
+  EXPECT_EQ(this->backend_.dlq().size(), 1u);
+}
+
+TYPED_TEST_P(LifecycleStoreContract, UnrunnableVerdictDefersToARecordedPlan) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  auto written = this->store().writeDlq(id, kMalformedField, dlqFor(id, "-", "-", 0));
+  ASSERT_TRUE(written.ok());
+  EXPECT_EQ(written->kind, DlqVerdict::Kind::kPlanned);
+  EXPECT_EQ(written->plan, this->one());
+  EXPECT_TRUE(this->backend_.dlq().empty());
+}
+
+TYPED_TEST_P(LifecycleStoreContract, UnplannedAckLeavesNoState) {
+  const std::string id = this->backend_.deliver();
+  auto acked = this->store().acknowledge(id);
+  ASSERT_TRUE(acked.ok());
+  EXPECT_EQ(acked->kind, AckVerdict::Kind::kAcked);
+  EXPECT_FALSE(this->backend_.pending(id));
+  EXPECT_FALSE(this->backend_.field(id, std::string(kRetainedField)));
+}
+
+TYPED_TEST_P(LifecycleStoreContract, ClearedMissingPayloadIsRetainedAndThenInert) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  this->complete(id, "shop/h", "t1", failure());
+  ASSERT_TRUE(this->store().clearMissing(id).ok());
+  EXPECT_FALSE(this->backend_.pending(id));
+  EXPECT_EQ(this->backend_.field(id, std::string(kRetainedField)), "1");
+  EXPECT_TRUE(this->backend_.ttl(id));
+  EXPECT_FALSE(this->backend_.dueAt(id));
+  const auto before = this->backend_.field(id, "shop/h");
+  ASSERT_TRUE(this->store().clearMissing(id).ok());
+  EXPECT_EQ(this->backend_.field(id, "shop/h"), before);
+}
+
+TYPED_TEST_P(LifecycleStoreContract, RenewalKeepsALiveClaimPastItsFirstDeadline) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  auto renewed = this->store().renew(id, "shop/h", "t1", milliseconds(2'000));
+  ASSERT_TRUE(renewed.ok());
+  EXPECT_EQ(*renewed, RenewVerdict::kRenewed);
+  this->backend_.pass(milliseconds(200));  // past the first deadline
+  EXPECT_EQ(this->start(id, this->one(), "t2").kind, StartVerdict::Kind::kBusy);
+  EXPECT_EQ(*this->store().renew(id, "shop/h", "nobody", milliseconds(1)), RenewVerdict::kLost);
+}
+
+TYPED_TEST_P(LifecycleStoreContract, FailingInvocationDoesNotStopTheNextOne) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->two(), "t1");
+  this->complete(id, "shop/a", "t1", failure());
+  const StartVerdict next = this->start(id, this->two(), "t2");
+  EXPECT_EQ(next.kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(next.index, 1u);
+}
+
+REGISTER_TYPED_TEST_SUITE_P(LifecycleStoreContract, FirstStartRecordsThePlanAndClaimsAttemptOne,
+                            RecordedPlanWinsOverALaterClassification,
+                            RepeatedStartWithTheSameTokenReturnsTheSameClaim,
+                            LiveClaimOnAnyInvocationMakesTheMessageBusy,
+                            FailedAttemptWaitsForItsBackoffOnTheStoresClock,
+                            LastCompletionAcknowledgesAndRetainsInOneStep,
+                            AckIsRefusedWhileAPlannedInvocationIsNotTerminal,
+                            UnrunnableInvocationIsSkippedAndTheNextOneRuns,
+                            LastFailedAttemptWritesItsDlqEntryAndAcksAtomically,
+                            RepeatedCompleteReturnsTheSameVerdictAndChangesNothingTwice,
+                            StaleTokenChangesNothing, ReleaseGivesTheAttemptBackUncharged,
+                            ReleaseWithoutAFieldFindsTheTokensClaim,
+                            ExpiredClaimCountsAsAnAttemptThatRan,
+                            ExpiredLastAttemptOwesOneDlqEntryWrittenOnce,
+                            RetainedStateIsInertForEveryVerb,
+                            UnrunnableMessageGetsOneDlqEntryAndItsAckInOneStep,
+                            UnrunnableVerdictDefersToARecordedPlan, UnplannedAckLeavesNoState,
+                            ClearedMissingPayloadIsRetainedAndThenInert,
+                            RenewalKeepsALiveClaimPastItsFirstDeadline,
+                            FailingInvocationDoesNotStopTheNextOne);
+
+}  // namespace relay::invocation::contract

@@ -1,0 +1,463 @@
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/clock.h"
+#include "invocation/keys.h"
+#include "invocation/lifecycle_store.h"
+#include "invocation/marker.h"
+
+namespace relay::testing {
+
+/// The LifecycleStore of the unit tests: the same verbs and verdicts as the Lua scripts of
+/// RedisLifecycleStore (src/invocation/lifecycle_scripts.cpp), rule for rule, over maps, with
+/// `clock` as the store's one clock (Redis TIME in production). Also models what the scripts
+/// touch beyond the state hash: the PEL (ids delivered and not acknowledged), the DLQ stream,
+/// the due-retry index and retention. Thread-safe; one instance may serve many threads (and
+/// replicas), like one Redis.
+class InMemoryLifecycleStore final : public invocation::LifecycleStore {
+ public:
+  using Hash = std::map<std::string, std::string>;
+  using DlqFields = std::vector<std::pair<std::string, std::string>>;
+
+  explicit InMemoryLifecycleStore(Clock& clock,
+                                  std::chrono::milliseconds retention = std::chrono::hours(168))
+      : clock_(clock), retention_(retention) {}
+
+  /// XREADGROUP's side: `id` enters the PEL (or its delivery count grows).
+  void deliver(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    ++pel_[id];
+  }
+  /// Makes the next call of `verb` ("start", "complete", "release", "write_dlq", "acknowledge")
+  /// apply its change and then fail as if the reply had been lost (a killed connection).
+  void loseNextReply(const std::string& verb) {
+    std::lock_guard lock(mutex_);
+    lose_.insert(verb);
+  }
+
+  // Introspection for assertions.
+  bool pending(const std::string& id) const {
+    std::lock_guard lock(mutex_);
+    return pel_.count(id) > 0;
+  }
+  std::optional<std::string> field(const std::string& id, const std::string& name) const {
+    std::lock_guard lock(mutex_);
+    auto hash = state_.find(id);
+    if (hash == state_.end()) return std::nullopt;
+    auto value = hash->second.find(name);
+    if (value == hash->second.end()) return std::nullopt;
+    return value->second;
+  }
+  std::optional<invocation::Marker> marker(const std::string& id, const std::string& name) const {
+    auto text = field(id, name);
+    if (!text) return std::nullopt;
+    return invocation::Marker::parse(*text);
+  }
+  bool retained(const std::string& id) const {
+    return field(id, std::string(invocation::kRetainedField)).has_value();
+  }
+  /// The TTL retention gave the state hash (nullopt: none, kept while pending).
+  std::optional<std::chrono::milliseconds> ttl(const std::string& id) const {
+    std::lock_guard lock(mutex_);
+    auto found = ttl_.find(id);
+    if (found == ttl_.end()) return std::nullopt;
+    return found->second;
+  }
+  std::vector<DlqFields> dlq() const {
+    std::lock_guard lock(mutex_);
+    return dlq_;
+  }
+  std::optional<std::int64_t> dueAt(const std::string& id) const {
+    std::lock_guard lock(mutex_);
+    auto found = due_.find(id);
+    if (found == due_.end()) return std::nullopt;
+    return found->second;
+  }
+  std::int64_t nowMs() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().time_since_epoch())
+        .count();
+  }
+  /// Overwrites a raw field (corrupt or foreign state).
+  void setField(const std::string& id, const std::string& name, const std::string& value) {
+    std::lock_guard lock(mutex_);
+    state_[id][name] = value;
+  }
+
+  Result<invocation::StartVerdict> start(std::string_view id, const invocation::Plan& candidate,
+                                         const std::vector<bool>& runnable,
+                                         std::string_view token,
+                                         const invocation::ClaimTimes& times) override {
+    std::lock_guard lock(mutex_);
+    return maybeLose("start", startLocked(std::string(id), candidate, runnable,
+                                          std::string(token), times));
+  }
+
+  Result<invocation::CompleteVerdict> complete(std::string_view id, std::string_view field,
+                                               std::string_view token,
+                                               const invocation::AttemptResult& result,
+                                               const invocation::DlqEntry* dlq) override {
+    std::lock_guard lock(mutex_);
+    return maybeLose("complete", completeLocked(std::string(id), std::string(field),
+                                                std::string(token), result, dlq));
+  }
+
+  Result<invocation::ReleaseVerdict> release(std::string_view id, std::string_view field,
+                                             std::string_view token,
+                                             std::chrono::milliseconds retry_after) override {
+    std::lock_guard lock(mutex_);
+    const std::string key(id);
+    if (isRetained(key)) return invocation::ReleaseVerdict::kRetained;
+    std::string name(field);
+    if (name.empty()) {
+      for (const auto& planned : planOf(key).invocations) {
+        auto held = markerOf(key, planned.field());
+        if (held && held->state == invocation::Marker::State::kRunning && held->token == token) {
+          name = planned.field();
+        }
+      }
+    }
+    auto held = markerOf(key, name);
+    if (name.empty() || !held || held->state != invocation::Marker::State::kRunning ||
+        held->token != token) {
+      return maybeLose("release", invocation::ReleaseVerdict::kNotHeld);
+    }
+    invocation::Marker back;
+    back.state = invocation::Marker::State::kFailed;
+    back.attempt = held->attempt - 1;
+    back.next_attempt_ms = nowMs() + retry_after.count();
+    back.token = "-";
+    state_[key][name] = back.format();
+    reindex(key);
+    return maybeLose("release", invocation::ReleaseVerdict::kReleased);
+  }
+
+  Result<invocation::RenewVerdict> renew(std::string_view id, std::string_view field,
+                                         std::string_view token,
+                                         std::chrono::milliseconds extend) override {
+    std::lock_guard lock(mutex_);
+    const std::string key(id);
+    if (isRetained(key)) return invocation::RenewVerdict::kRetained;
+    auto held = markerOf(key, std::string(field));
+    if (!held || held->state != invocation::Marker::State::kRunning || held->token != token) {
+      return invocation::RenewVerdict::kLost;
+    }
+    held->deadline_ms = std::max(held->deadline_ms, nowMs() + extend.count());
+    state_[key][std::string(field)] = held->format();
+    renewed_.insert(key);
+    return invocation::RenewVerdict::kRenewed;
+  }
+
+  Result<invocation::DlqVerdict> writeDlq(std::string_view id, std::string_view field,
+                                          const invocation::DlqEntry& entry) override {
+    std::lock_guard lock(mutex_);
+    return maybeLose("write_dlq", writeDlqLocked(std::string(id), std::string(field), entry));
+  }
+
+  Result<invocation::AckVerdict> acknowledge(std::string_view id) override {
+    std::lock_guard lock(mutex_);
+    const std::string key(id);
+    invocation::AckVerdict verdict;
+    if (isRetained(key)) {
+      pel_.erase(key);
+      verdict.kind = invocation::AckVerdict::Kind::kRetained;
+      return maybeLose("acknowledge", verdict);
+    }
+    if (!resolved(key)) {
+      verdict.kind = invocation::AckVerdict::Kind::kUnresolved;
+      verdict.plan = planOf(key);
+      return maybeLose("acknowledge", verdict);
+    }
+    ackAndRetain(key);
+    return maybeLose("acknowledge", verdict);
+  }
+
+  Status clearMissing(std::string_view id) override {
+    std::lock_guard lock(mutex_);
+    const std::string key(id);
+    if (isRetained(key)) {
+      pel_.erase(key);
+      return {};
+    }
+    ackAndRetain(key);
+    return {};
+  }
+
+  /// Whether renew() refreshed `id`'s PEL idle time since the last call.
+  bool takeRenewed(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    return renewed_.erase(id) > 0;
+  }
+
+ private:
+  using State = invocation::Marker::State;
+
+  static invocation::StartVerdict startVerdict(invocation::StartVerdict::Kind kind,
+                                               std::size_t index = 0, int attempt = 0) {
+    invocation::StartVerdict verdict;
+    verdict.kind = kind;
+    verdict.index = index;
+    verdict.attempt = attempt;
+    return verdict;
+  }
+  static invocation::DlqVerdict dlqVerdict(invocation::DlqVerdict::Kind kind, bool acked = false,
+                                           invocation::Plan plan = {}) {
+    invocation::DlqVerdict verdict;
+    verdict.kind = kind;
+    verdict.acked = acked;
+    verdict.plan = std::move(plan);
+    return verdict;
+  }
+
+  template <typename T>
+  Result<T> maybeLose(const std::string& verb, T value) {
+    if (lose_.erase(verb)) return Error::io("in-memory store: reply to " + verb + " lost");
+    return value;
+  }
+  template <typename T>
+  Result<T> maybeLose(const std::string& verb, Result<T> value) {
+    if (value.ok() && lose_.erase(verb)) {
+      return Error::io("in-memory store: reply to " + verb + " lost");
+    }
+    return value;
+  }
+
+  bool isRetained(const std::string& key) const {
+    auto hash = state_.find(key);
+    return hash != state_.end() && hash->second.count(std::string(invocation::kRetainedField));
+  }
+  std::optional<invocation::Marker> markerOf(const std::string& key, const std::string& name) {
+    auto hash = state_.find(key);
+    if (hash == state_.end()) return std::nullopt;
+    auto value = hash->second.find(name);
+    if (value == hash->second.end()) return std::nullopt;
+    return invocation::Marker::parse(value->second);
+  }
+  bool hasPlan(const std::string& key) const {
+    auto hash = state_.find(key);
+    return hash != state_.end() && hash->second.count(std::string(invocation::kPlanField));
+  }
+  invocation::Plan planOf(const std::string& key) const {
+    if (!hasPlan(key)) return {};
+    return invocation::decodePlan(state_.at(key).at(std::string(invocation::kPlanField)))
+        .value_or(invocation::Plan{});
+  }
+  bool resolved(const std::string& key) {
+    for (const auto& planned : planOf(key).invocations) {
+      auto m = markerOf(key, planned.field());
+      if (!m || !m->terminal()) return false;
+    }
+    return true;
+  }
+  void reindex(const std::string& key) {
+    std::optional<std::int64_t> earliest;
+    for (const auto& planned : planOf(key).invocations) {
+      auto m = markerOf(key, planned.field());
+      if (m && m->state == State::kFailed && (!earliest || m->next_attempt_ms < *earliest)) {
+        earliest = m->next_attempt_ms;
+      }
+    }
+    if (earliest) {
+      due_[key] = *earliest;
+    } else {
+      due_.erase(key);
+    }
+  }
+  void ackAndRetain(const std::string& key) {
+    pel_.erase(key);
+    due_.erase(key);
+    auto hash = state_.find(key);
+    if (hash == state_.end()) return;
+    hash->second[std::string(invocation::kRetainedField)] = "1";
+    if (retention_.count() > 0) ttl_[key] = retention_;
+  }
+  void addDlq(const std::string& key, const invocation::DlqEntry& entry, const std::string& name) {
+    // An owed entry (written later, by whoever redelivers) takes the failing attempt's exit
+    // reason and output tail from the state.
+    const bool owed = entry.exit_reason.empty();
+    auto reason = state_[key].find(std::string(invocation::kReasonPrefix) + name);
+    auto tail = state_[key].find(std::string(invocation::kTailPrefix) + name);
+    const bool has_reason = owed && reason != state_[key].end();
+    DlqFields fields;
+    for (auto& [field_name, value] : entry.fields()) {
+      if (field_name == "deliveries") {
+        fields.emplace_back(field_name, std::to_string(pel_[key]));
+      } else if (field_name == "reason" && has_reason) {
+        fields.emplace_back(field_name, reason->second);
+      } else {
+        fields.emplace_back(field_name, value);
+      }
+    }
+    if (has_reason) fields.emplace_back("exit_reason", reason->second);
+    if (owed && tail != state_[key].end()) fields.emplace_back("output_tail", tail->second);
+    dlq_.push_back(std::move(fields));
+  }
+
+  Result<invocation::StartVerdict> startLocked(const std::string& key,
+                                               const invocation::Plan& candidate,
+                                               const std::vector<bool>& runnable,
+                                               const std::string& token,
+                                               const invocation::ClaimTimes& times) {
+    using Kind = invocation::StartVerdict::Kind;
+    invocation::StartVerdict verdict;
+    if (isRetained(key)) return startVerdict(Kind::kRetained);
+    const std::string candidate_text = invocation::encodePlan(candidate);
+    if (!hasPlan(key)) {
+      state_[key][std::string(invocation::kPlanField)] = candidate_text;
+    } else if (state_[key][std::string(invocation::kPlanField)] != candidate_text) {
+      verdict.kind = Kind::kReplan;
+      verdict.plan = planOf(key);
+      return verdict;
+    }
+    const invocation::Plan plan = planOf(key);
+    const std::int64_t now = nowMs();
+    std::vector<std::optional<invocation::Marker>> markers;
+    for (std::size_t i = 0; i < plan.invocations.size(); ++i) {
+      const std::string name = plan.invocations[i].field();
+      if (state_[key].count(name) && !markerOf(key, name)) {
+        return Error::internal("invocation state of " + name + " is corrupt");
+      }
+      markers.push_back(markerOf(key, name));
+      const auto& m = markers.back();
+      if (m && m->state == State::kRunning) {
+        if (m->token == token) return startVerdict(Kind::kRun, i, m->attempt);
+        if (now < m->deadline_ms) return startVerdict(Kind::kBusy, i, m->attempt);
+      }
+    }
+    bool pending_any = false;
+    for (std::size_t i = 0; i < plan.invocations.size(); ++i) {
+      const auto& planned = plan.invocations[i];
+      const auto& m = markers[i];
+      std::optional<int> attempt;
+      if (!m) {
+        attempt = 1;
+      } else if (m->state == State::kExhausted) {
+        if (!m->dlq_written) verdict.owed.emplace_back(i, m->attempt);
+      } else if (m->state == State::kFailed || m->state == State::kRunning) {
+        if (m->state == State::kFailed && now < m->next_attempt_ms) {
+          pending_any = true;
+        } else if (m->attempt >= planned.max_attempts) {
+          invocation::Marker exhausted{State::kExhausted, m->attempt, token};
+          state_[key][planned.field()] = exhausted.format();
+          verdict.owed.emplace_back(i, m->attempt);
+        } else {
+          attempt = m->attempt + 1;
+        }
+      }
+      if (attempt) {
+        if (i < runnable.size() && runnable[i]) {
+          const auto hold = std::min(planned.timeout + times.grace, times.lease) + times.margin;
+          invocation::Marker running{State::kRunning, *attempt, token};
+          running.deadline_ms = now + hold.count();
+          state_[key][planned.field()] = running.format();
+          reindex(key);
+          return startVerdict(Kind::kRun, i, *attempt);
+        }
+        pending_any = true;
+      }
+    }
+    reindex(key);
+    if (pending_any) return startVerdict(Kind::kPending);
+    verdict.kind = verdict.owed.empty() ? Kind::kDone : Kind::kOwesDlq;
+    return verdict;
+  }
+
+  Result<invocation::CompleteVerdict> completeLocked(const std::string& key,
+                                                     const std::string& name,
+                                                     const std::string& token,
+                                                     const invocation::AttemptResult& result,
+                                                     const invocation::DlqEntry* dlq) {
+    using Kind = invocation::CompleteVerdict::Kind;
+    auto m = markerOf(key, name);
+    if (m && m->token == token && m->state != State::kRunning) {
+      const Kind kind = m->state == State::kSucceeded ? Kind::kSucceeded
+                        : m->state == State::kFailed  ? Kind::kFailed
+                                                      : Kind::kExhausted;
+      return invocation::CompleteVerdict{kind, m->dlq_written, isRetained(key)};
+    }
+    if (isRetained(key)) return invocation::CompleteVerdict{Kind::kRetained, false, true};
+    if (!m || m->state != State::kRunning || m->token != token) {
+      return invocation::CompleteVerdict{Kind::kStale};
+    }
+    int max_attempts = 1;
+    for (const auto& planned : planOf(key).invocations) {
+      if (planned.field() == name) max_attempts = planned.max_attempts;
+    }
+    invocation::CompleteVerdict verdict{Kind::kSucceeded};
+    invocation::Marker next{State::kSucceeded, m->attempt, token};
+    if (!result.succeeded) {
+      state_[key][std::string(invocation::kReasonPrefix) + name] = result.exit_reason;
+      state_[key][std::string(invocation::kTailPrefix) + name] = result.output_tail;
+      if (m->attempt >= max_attempts) {
+        verdict.kind = Kind::kExhausted;
+        next.state = State::kExhausted;
+        bool others_terminal = true;
+        for (const auto& planned : planOf(key).invocations) {
+          auto other = markerOf(key, planned.field());
+          if (planned.field() != name && (!other || !other->terminal())) others_terminal = false;
+        }
+        if (dlq && others_terminal) {
+          addDlq(key, *dlq, name);
+          next.dlq_written = verdict.dlq_written = true;
+        }
+      } else {
+        verdict.kind = Kind::kFailed;
+        next.state = State::kFailed;
+        next.next_attempt_ms = nowMs() + result.retry_delay.count();
+      }
+    }
+    state_[key][name] = next.format();
+    if (resolved(key)) {
+      ackAndRetain(key);
+      verdict.acked = true;
+    } else {
+      reindex(key);
+    }
+    return verdict;
+  }
+
+  Result<invocation::DlqVerdict> writeDlqLocked(const std::string& key, const std::string& name,
+                                                const invocation::DlqEntry& entry) {
+    using Kind = invocation::DlqVerdict::Kind;
+    invocation::DlqVerdict verdict;
+    if (isRetained(key)) return dlqVerdict(Kind::kRetained, true);
+    auto m = markerOf(key, name);
+    if (name == invocation::kMalformedField) {
+      if (hasPlan(key)) return dlqVerdict(Kind::kPlanned, false, planOf(key));
+      if (!m) m = invocation::Marker{State::kExhausted, 0, "-"};
+    }
+    if (!m || m->state != State::kExhausted) return dlqVerdict(Kind::kStale);
+    verdict.kind = Kind::kExists;
+    if (!m->dlq_written) {
+      addDlq(key, entry, name);
+      m->dlq_written = true;
+      state_[key][name] = m->format();
+      verdict.kind = Kind::kWritten;
+    }
+    if (resolved(key)) {
+      ackAndRetain(key);
+      verdict.acked = true;
+    }
+    return verdict;
+  }
+
+  Clock& clock_;
+  std::chrono::milliseconds retention_;
+  mutable std::mutex mutex_;
+  std::map<std::string, Hash> state_;
+  std::map<std::string, long long> pel_;  // id -> delivery count
+  std::map<std::string, std::chrono::milliseconds> ttl_;
+  std::map<std::string, std::int64_t> due_;
+  std::vector<DlqFields> dlq_;
+  std::set<std::string> lose_;
+  std::set<std::string> renewed_;
+};
+
+}  // namespace relay::testing

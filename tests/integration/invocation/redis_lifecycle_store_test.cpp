@@ -1,0 +1,85 @@
+// The LifecycleStore contract against RedisLifecycleStore and a real redis-server (the same suite
+// runs against the in-memory store in tests/unit/invocation). The store's clock is Redis TIME,
+// so letting it pass is a short real wait.
+#include <gtest/gtest.h>
+
+#include <stdexcept>
+
+#include "common/system_clock.h"
+#include "contract/lifecycle_store_contract.h"
+#include "invocation/redis_lifecycle_store.h"
+#include "stream/stream_entry.h"
+#include "support/redis_server.h"
+
+namespace relay::invocation::contract {
+namespace {
+
+class RedisBackend {
+ public:
+  RedisBackend() {
+    auto server = relay::testing::RedisServer::create();
+    if (!server.ok()) throw std::runtime_error(server.error().message);
+    server_ = std::move(server).value();
+    redis_ = server_->connect();
+    (void)redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"});
+    RedisStoreSettings settings;
+    settings.keys = keys_;
+    settings.consumer = "w1";
+    settings.retention = std::chrono::hours(1);
+    store_ = std::make_unique<RedisLifecycleStore>(settings, server_->endpoint(), clock_);
+  }
+  LifecycleStore& store() { return *store_; }
+  std::string deliver() {
+    auto id = redis_->command({"XADD", "events", "*", "event", R"({"kind":"order"})"});
+    (void)redis_->command(
+        {"XREADGROUP", "GROUP", "relay", "w1", "COUNT", "1", "STREAMS", "events", ">"});
+    return std::string(*id->string());
+  }
+  void pass(std::chrono::milliseconds duration) { clock_.sleepFor(duration); }
+  bool pending(const std::string& id) {
+    auto reply = redis_->command({"XPENDING", "events", "relay", id, id, "1"});
+    return reply.ok() && reply->size() > 0;
+  }
+  std::optional<std::string> field(const std::string& id, const std::string& name) {
+    auto reply = redis_->command({"HGET", keys_.state(id), name});
+    auto text = reply->optionalString();
+    if (!text.ok() || !text->has_value()) return std::nullopt;
+    return std::string(**text);
+  }
+  std::optional<std::chrono::milliseconds> ttl(const std::string& id) {
+    const long long ttl = *redis_->command({"PTTL", keys_.state(id)})->integer();
+    if (ttl < 0) return std::nullopt;
+    return std::chrono::milliseconds(ttl);
+  }
+  std::vector<std::map<std::string, std::string>> dlq() {
+    std::vector<std::map<std::string, std::string>> entries;
+    auto range = redis_->command({"XRANGE", keys_.dlq(), "-", "+"});
+    const auto parsed = stream::parseEntries(range->view());
+    if (!parsed.ok()) return entries;
+    for (const auto& entry : *parsed) entries.emplace_back(entry.fields.begin(), entry.fields.end());
+    return entries;
+  }
+  std::optional<std::int64_t> dueAt(const std::string& id) {
+    auto reply = redis_->command({"ZSCORE", keys_.due(), id});
+    auto text = reply->optionalString();
+    if (!text.ok() || !text->has_value()) return std::nullopt;
+    return std::stoll(std::string(**text));
+  }
+  std::int64_t nowMs() {
+    auto time = redis_->command({"TIME"});
+    return std::stoll(std::string(*time->at(0)->string())) * 1000 +
+           std::stoll(std::string(*time->at(1)->string())) / 1000;
+  }
+
+ private:
+  SystemClock clock_;
+  StreamKeys keys_{"events", "relay"};
+  std::unique_ptr<relay::testing::RedisServer> server_;
+  std::unique_ptr<redis::Connection> redis_;
+  std::unique_ptr<RedisLifecycleStore> store_;
+};
+
+INSTANTIATE_TYPED_TEST_SUITE_P(Redis, LifecycleStoreContract, RedisBackend);
+
+}  // namespace
+}  // namespace relay::invocation::contract

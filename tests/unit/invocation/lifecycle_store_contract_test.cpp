@@ -1,0 +1,43 @@
+// The LifecycleStore contract against the in-memory store of the unit tests; the same suite runs
+// against Redis in tests/integration/invocation/redis_lifecycle_store_test.cpp.
+#include <gtest/gtest.h>
+
+#include "contract/lifecycle_store_contract.h"
+#include "fakes/fake_clock.h"
+#include "fakes/in_memory_lifecycle_store.h"
+
+namespace relay::invocation::contract {
+namespace {
+
+class InMemoryBackend {
+ public:
+  LifecycleStore& store() { return store_; }
+  std::string deliver() {
+    const std::string id = std::to_string(++next_) + "-0";
+    store_.deliver(id);
+    return id;
+  }
+  void pass(std::chrono::milliseconds duration) { clock_.advance(duration); }
+  bool pending(const std::string& id) { return store_.pending(id); }
+  std::optional<std::string> field(const std::string& id, const std::string& name) {
+    return store_.field(id, name);
+  }
+  std::optional<std::chrono::milliseconds> ttl(const std::string& id) { return store_.ttl(id); }
+  std::vector<std::map<std::string, std::string>> dlq() {
+    std::vector<std::map<std::string, std::string>> entries;
+    for (const auto& fields : store_.dlq()) entries.emplace_back(fields.begin(), fields.end());
+    return entries;
+  }
+  std::optional<std::int64_t> dueAt(const std::string& id) { return store_.dueAt(id); }
+  std::int64_t nowMs() { return store_.nowMs(); }
+
+ private:
+  relay::testing::FakeClock clock_;
+  relay::testing::InMemoryLifecycleStore store_{clock_};
+  int next_ = 0;
+};
+
+INSTANTIATE_TYPED_TEST_SUITE_P(InMemory, LifecycleStoreContract, InMemoryBackend);
+
+}  // namespace
+}  // namespace relay::invocation::contract
