@@ -186,7 +186,7 @@ int main(int argc, char** argv) {
               unmatched / raw);
   std::printf("%-52s %12.0f %12.4f\n", "matched: no-op exec handler, process runtime", matched,
               matched / raw);
-  std::printf("(%d messages, %d matched; worker: 16 messages in hand, 16 threads)\n", messages,
-              matched_messages);
+  std::printf("(%d messages, %d matched; worker: 16 messages in hand, a pool of 16 threads)\n",
+              messages, matched_messages);
   return 0;
 }

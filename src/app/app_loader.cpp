@@ -63,6 +63,20 @@ bool checkSymlink(const std::filesystem::path& dir, const std::filesystem::path&
   return true;
 }
 
+void parseText(const std::string& name, const std::filesystem::path& dir, const std::string& text,
+               TemplateErrors& errors, LoadResult& result) {
+  if (const auto root = parseYamlDocument(text, errors)) {
+    if (checkYamlKeys(*root, errors)) {
+      ParsedTemplate parsed = parseTemplate(*root, name, dir, errors);
+      result.runtime = parsed.runtime;
+      if (parsed.app && errors.empty()) {
+        result.app = std::make_shared<const App>(std::move(*parsed.app));
+        result.text = text;
+      }
+    }
+  }
+}
+
 }  // namespace
 
 LoadResult loadApp(const std::string& name, const std::filesystem::path& dir) {
@@ -78,17 +92,21 @@ LoadResult loadApp(const std::string& name, const std::filesystem::path& dir) {
     if (std::filesystem::is_directory(errors.file(), ec)) {
       errors.add(1, 1, "template.yaml is a directory, not a file");
     } else if (const auto text = readTemplate(errors.file(), errors)) {
-      if (const auto root = parseYamlDocument(*text, errors)) {
-        if (checkYamlKeys(*root, errors)) {
-          ParsedTemplate parsed = parseTemplate(*root, name, dir, errors);
-          result.runtime = parsed.runtime;
-          if (parsed.app && errors.empty()) {
-            result.app = std::make_shared<const App>(std::move(*parsed.app));
-          }
-        }
-      }
+      parseText(name, dir, *text, errors, result);
     }
   }
+  result.errors = errors.take();
+  return result;
+}
+
+LoadResult loadAppText(const std::string& name, const std::filesystem::path& dir,
+                       const std::string& text, const std::string& origin) {
+  TemplateErrors errors(origin);
+  LoadResult result;
+  if (!isValidName(name)) {
+    errors.add(1, 1, "app name \"" + name + "\" must match " + std::string(kNamePattern));
+  }
+  parseText(name, dir, text, errors, result);
   result.errors = errors.take();
   return result;
 }

@@ -16,6 +16,7 @@ struct LoadResult {
   std::shared_ptr<const App> app;      // null when the template has any problem
   std::vector<Diagnostic> errors;      // every problem, in position order
   std::optional<RuntimeKind> runtime;  // the declared runtime when readable, even if invalid
+  std::string text;                    // the template as read, when valid (to persist it)
 
   bool ok() const { return app != nullptr; }
 };
@@ -29,5 +30,11 @@ inline constexpr std::uintmax_t kMaxTemplateBytes = 1 << 20;
 /// template by `dir`/template.yaml as given (not canonicalised), so they stay clickable.
 /// Reads the file system; never throws.
 LoadResult loadApp(const std::string& name, const std::filesystem::path& dir);
+
+/// The same checks for template `text` kept elsewhere (the last valid template a worker
+/// persisted, docs/apps.md "Reloading"), against the app directory `dir` as it is now (handler
+/// files must exist there). Diagnostics name `origin`.
+LoadResult loadAppText(const std::string& name, const std::filesystem::path& dir,
+                       const std::string& text, const std::string& origin);
 
 }  // namespace relay::app

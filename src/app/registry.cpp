@@ -61,11 +61,21 @@ AppStatus Registry::statusOf(const AppEntry& entry) const {
 
 AppEntry Registry::loadEntry(const std::string& name, const AppEntry* previous) const {
   LoadResult loaded = loadApp(name, settings_.apps_root / name);
+  const bool valid = loaded.ok();
   AppEntry entry;
   entry.name = name;
   entry.dir = settings_.apps_root / name;
   entry.errors = std::move(loaded.errors);
-  entry.app = loaded.ok() ? std::move(loaded.app) : previous ? previous->app : nullptr;
+  entry.app = valid ? std::move(loaded.app) : previous ? previous->app : nullptr;
+  if (valid && settings_.keeper.keep) settings_.keeper.keep(name, loaded.text);
+  if (!entry.app && settings_.keeper.recall) {
+    // Invalid since this process started: the last valid template kept elsewhere, if any, so
+    // the app's messages are matched (and wait, unavailable) rather than taken as unmatched.
+    if (const std::optional<std::string> kept = settings_.keeper.recall(name)) {
+      LoadResult recalled = loadAppText(name, entry.dir, *kept, "kept template of " + name);
+      if (recalled.ok()) entry.app = std::move(recalled.app);
+    }
+  }
   entry.runtime = loaded.runtime;
   if (!entry.runtime && entry.app) entry.runtime = entry.app->runtime;
   entry.status = statusOf(entry);

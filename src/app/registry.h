@@ -37,9 +37,21 @@ struct ReloadReport {
   std::optional<Error> root_error;   // the apps root could not be listed (apps kept, unavailable)
 };
 
+/// Where an app's last valid template is kept beyond this process (Relay keeps it in Redis:
+/// docs/apps.md "Reloading"), so a worker started while a template is invalid still has rules.
+/// Called from the registry's writer side only; may block briefly.
+struct TemplateKeeper {
+  /// A template that just loaded valid: keep it (replacing the previous one).
+  std::function<void(const std::string& app, const std::string& text)> keep;
+  /// The kept template of an app whose template is invalid and that has no valid load in this
+  /// process; nullopt when none is kept (or it cannot be read now).
+  std::function<std::optional<std::string>(const std::string& app)> recall;
+};
+
 struct RegistrySettings {
   std::filesystem::path apps_root;
   AvailabilityCheck availability;  // empty: every valid app is available
+  TemplateKeeper keeper{};         // empty: only this process's loads count
 };
 
 /// Holds the apps of one apps root and publishes them as immutable snapshots. Readers call

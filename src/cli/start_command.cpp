@@ -2,6 +2,7 @@
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <cstdlib>
 #include <memory>
 #include <thread>
 
@@ -15,8 +16,10 @@
 namespace relay::cli {
 namespace {
 
-// SIGTERM/SIGINT are blocked in every thread and taken by one waiting thread, which asks the
-// worker to stop gracefully; a second signal while stopping is ignored (the stop is running).
+// SIGTERM/SIGINT are blocked in every thread and taken by one waiting thread. The first asks
+// the worker to stop gracefully (running handlers finish); a second one while stopping stops at
+// once: the running handlers' claims are released and the process ends with 128 + the signal,
+// its handlers killed with it (docs/pipeline.md "Stopping").
 class SignalStopper {
  public:
   explicit SignalStopper(worker::Worker& worker) {
@@ -27,10 +30,14 @@ class SignalStopper {
     thread_ = std::thread([this, &worker] {
       int signal = 0;
       sigwait(&signals_, &signal);
-      if (!done_) {
-        worker.logger().info(signal == SIGINT ? "SIGINT: stopping" : "SIGTERM: stopping");
-        worker.stop();
-      }
+      if (done_) return;
+      worker.logger().info(signal == SIGINT ? "SIGINT: stopping (again to stop at once)"
+                                            : "SIGTERM: stopping (again to stop at once)");
+      worker.stop();
+      sigwait(&signals_, &signal);
+      if (done_) return;
+      worker.abort();
+      std::_Exit(128 + signal);
     });
   }
   ~SignalStopper() {

@@ -56,6 +56,7 @@ void ClaimRenewer::renewAll() {
     owed.swap(owed_);
   }
   const MonoTime now = clock_.monotonicNow();
+  std::lock_guard store_lock(store_mutex_);
   for (auto it = owed.begin(); it != owed.end();) {
     if (it->call(store_)) {
       logger_.info("owed lifecycle call done after a lost reply", {{"call", it->what}});
@@ -87,6 +88,25 @@ void ClaimRenewer::renewAll() {
                     {{"message_id", claim.id}, {"invocation", claim.field}});
     }
   }
+}
+
+std::size_t ClaimRenewer::releaseAll() {
+  std::vector<Claim> claims;
+  {
+    std::lock_guard lock(mutex_);
+    for (const auto& [key, claim] : claims_) claims.push_back(claim);
+  }
+  const MonoTime now = clock_.monotonicNow();
+  std::lock_guard store_lock(store_mutex_);
+  std::size_t released = 0;
+  for (const Claim& claim : claims) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(claim.until - now);
+    auto done = store_.release(claim.id, claim.field, claim.token,
+                               std::max(left, std::chrono::milliseconds(0)));
+    if (done.ok() && *done == ReleaseVerdict::kReleased) ++released;
+    if (!done.ok()) metrics_.countRedisError("release");
+  }
+  return released;
 }
 
 void ClaimRenewer::run() {

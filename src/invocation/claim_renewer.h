@@ -65,12 +65,16 @@ class ClaimRenewer {
   [[nodiscard]] Tracked track(Claim claim);
   /// Repeats `call` every interval until it returns true or `until` passes. `what` names it in
   /// the log.
-  void retryLater(std::string what, MonoTime until,
-                  std::function<bool(LifecycleStore&)> call);
+  void retryLater(std::string what, MonoTime until, std::function<bool(LifecycleStore&)> call);
   /// Renews every tracked claim and repeats the owed calls once (the loop's body; tests call it
   /// directly).
   void renewAll();
   std::size_t owed() const;
+  /// Gives back every tracked claim, for a worker that stops at once (its handlers die with
+  /// it): nothing is charged, and each invocation is due again once its handler's timeout would
+  /// have passed, so a replica never overlaps a handler that is still being killed. Returns how
+  /// many were released.
+  std::size_t releaseAll();
   /// Renews every interval until stop(). Blocks.
   void run();
   /// Thread-safe, non-blocking.
@@ -86,6 +90,7 @@ class ClaimRenewer {
   observability::Logger& logger_;
   Clock& clock_;
   std::atomic<bool> stopping_{false};
+  std::mutex store_mutex_;  // the store serves one call at a time
   mutable std::mutex mutex_;
   std::map<std::uint64_t, Claim> claims_;
   struct Owed {

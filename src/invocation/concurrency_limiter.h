@@ -1,5 +1,6 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <map>
@@ -34,10 +35,11 @@ class ConcurrencyLimiter {
   };
 
   /// Waits up to `wait` for a worker slot and a slot of `app` (capped at `app_concurrency`);
-  /// nullopt when none freed in time (the message then stays pending, nothing is charged).
-  /// Blocks the calling thread.
+  /// nullopt when none freed in time or `stopping` turned true (the message then stays pending,
+  /// nothing is charged). Blocks the calling thread.
   std::optional<Slot> acquire(const std::string& app, int app_concurrency,
-                              std::chrono::milliseconds wait);
+                              std::chrono::milliseconds wait,
+                              const std::atomic<bool>* stopping = nullptr);
 
   int inUse() const;
 

@@ -77,7 +77,7 @@ Delivery Lifecycle::process(LifecycleStore& store, const Message& message,
 Delivery Lifecycle::acknowledgeUnowed(LifecycleStore& store, const Message& message,
                                       const Classification& what,
                                       const std::atomic<bool>& stopping) {
-  auto acked = store.acknowledge(message.id);
+  auto acked = store.acknowledge(message.id, what.kind == Classification::Kind::kObsolete);
   if (!acked.ok()) {
     metrics_.countRedisError("xack");
     logger_.warn("acknowledge failed: message left pending",
@@ -133,7 +133,8 @@ Delivery Lifecycle::deadLetterMessage(LifecycleStore& store, const Message& mess
     default:
       break;
   }
-  logger_.warn(what.kind == Classification::Kind::kBadSchedule ? "malformed schedule occurrence dead-lettered"
+  logger_.warn(what.kind == Classification::Kind::kBadSchedule
+                   ? "malformed schedule occurrence dead-lettered"
                : what.kind == Classification::Kind::kOversized ? "oversized message dead-lettered"
                                                                : "malformed message dead-lettered",
                {{"message_id", message.id},
@@ -188,11 +189,10 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
           // Never charged, never dead-lettered for unavailability alone: the message waits.
           const PlannedInvocation& planned = plan.invocations[i];
           metrics_.countInvocation(planned.app, planned.handler, "unavailable");
-          logger_.warn("app unavailable: message left pending",
-                       {{"message_id", message.id},
-                        {"app", planned.app},
-                        {"handler", planned.handler},
-                        {"reason", runnables[i].reason}});
+          logger_.warn("app unavailable: message left pending", {{"message_id", message.id},
+                                                                 {"app", planned.app},
+                                                                 {"handler", planned.handler},
+                                                                 {"reason", runnables[i].reason}});
         }
         return Delivery::kPending;
       case StartVerdict::Kind::kDone: {
@@ -219,9 +219,9 @@ Delivery Lifecycle::writeOwed(LifecycleStore& store, const Message& message, con
                               const StartVerdict& verdict) {
   for (const auto& [index, attempts] : verdict.owed) {
     const PlannedInvocation& planned = plan.invocations.at(index);
-    const DlqEntry entry = dlqEntry(message, kDlqKindHandler, planned.app, planned.handler,
-                                    "exhausted after " + std::to_string(attempts) + " attempts",
-                                    attempts);
+    const DlqEntry entry =
+        dlqEntry(message, kDlqKindHandler, planned.app, planned.handler,
+                 "exhausted after " + std::to_string(attempts) + " attempts", attempts);
     auto written = store.writeDlq(message.id, planned.field(), entry);
     if (!written.ok() || written->kind == DlqVerdict::Kind::kStale) {
       // The message stays pending and the invocation is re-reported on redelivery.
@@ -267,7 +267,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
                       {"handler", planned.handler},
                       {"attempt", std::to_string(attempt)}};
   std::optional<ConcurrencyLimiter::Slot> slot =
-      limiter_.acquire(planned.app, runnable.concurrency, settings_.slot_wait);
+      limiter_.acquire(planned.app, runnable.concurrency, settings_.slot_wait, &stopping);
   if (!slot) {
     metrics_.countInvocation(planned.app, planned.handler, "blocked");
     logger_.info("no concurrency slot: claim released, message left pending", fields);
@@ -290,8 +290,9 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   OutputTail output(logger_, settings_.output_tail);
   std::optional<ClaimRenewer::Tracked> renewing;
   if (renewer_) {
-    renewing.emplace(renewer_->track(
-        {message.id, field, token, clock_.monotonicNow() + planned.timeout + settings_.claim.grace}));
+    renewing.emplace(
+        renewer_->track({message.id, field, token,
+                         clock_.monotonicNow() + planned.timeout + settings_.claim.grace}));
   }
   metrics_.addInflight(1);
   const Result<runtime::Outcome> outcome = runtime_.run(spec, output);

@@ -25,7 +25,8 @@ local function parse_plan(text)
   for line in string.gmatch(text, '[^\n]+') do
     local trigger, max, timeout, field = string.match(line, '^(%a) (%d+) (%d+) (.+)$')
     if field then
-      plan[#plan + 1] = {field = field, max = tonumber(max), timeout = tonumber(timeout)}
+      plan[#plan + 1] = {field = field, max = tonumber(max), timeout = tonumber(timeout),
+                         trigger = trigger}
     end
   end
   return plan
@@ -301,12 +302,26 @@ return {verdict, 0, stats_failures}
 
 constexpr const char* kAcknowledge = R"LUA(
 local stream, key, due = KEYS[1], KEYS[2], KEYS[3]
-local group, id, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
+local group, id, ttl, obsolete = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1'
 if retained(key) then
   redis.call('XACK', stream, group, id)
   return {'retained'}
 end
-if not resolved(key) then return {'unresolved', redis.call('HGET', key, 'relay:plan')} end
+-- An occurrence whose schedule no longer exists leaves the PEL even with attempts left, unless
+-- one of its invocations is running right now; nothing else is acknowledged unresolved.
+local function obsoleteOccurrence()
+  if not obsolete then return false end
+  local now = now_ms()
+  for _, e in ipairs(planned(key) or {}) do
+    if e.trigger ~= 's' then return false end
+    local m = marker(key, e.field)
+    if m and m.state == 'running' and now < m.deadline then return false end
+  end
+  return true
+end
+if not resolved(key) and not obsoleteOccurrence() then
+  return {'unresolved', redis.call('HGET', key, 'relay:plan')}
+end
 ack_and_retain(stream, key, due, group, id, ttl)
 return {'acked'}
 )LUA";

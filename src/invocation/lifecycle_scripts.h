@@ -30,7 +30,7 @@ struct LifecycleScripts {
   /// the entry's field/value pairs. Returns {written|exists|stale|retained, acked,
   /// stats-failures} or {planned, plan}.
   redis::Script write_dlq;
-  /// KEYS: stream, state, due. ARGV: group, message-id, retention-ms.
+  /// KEYS: stream, state, due. ARGV: group, message-id, retention-ms, obsolete-occurrence (1|0).
   /// Returns {acked} | {unresolved, plan} | {retained}.
   redis::Script acknowledge;
   /// KEYS: stream, state, due. ARGV: group, message-id, retention-ms. Returns cleared | retained.

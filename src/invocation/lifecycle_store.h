@@ -60,7 +60,7 @@ struct CompleteVerdict {
   };
   Kind kind = Kind::kStale;
   bool dlq_written = false;
-  bool acked = false;  // this was the last unresolved invocation: XACK + retention done
+  bool acked = false;      // this was the last unresolved invocation: XACK + retention done
   int stats_failures = 0;  // statistics increments that failed (never change the lifecycle)
 };
 
@@ -129,8 +129,10 @@ class LifecycleStore {
   /// kMalformedField), then acknowledges when nothing else is unresolved.
   virtual Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,
                                       const DlqEntry& entry) = 0;
-  /// XACK plus retention; refused while a recorded plan is unresolved.
-  virtual Result<AckVerdict> acknowledge(std::string_view id) = 0;
+  /// XACK plus retention; refused while a recorded plan is unresolved, except, with
+  /// `obsolete_occurrence`, a schedule occurrence's plan none of whose invocations is running
+  /// (its schedule no longer exists: relay.md section 6).
+  virtual Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence = false) = 0;
   /// A pending id whose stream entry is gone: XACK and retention of its state, inert once
   /// retained.
   virtual Status clearMissing(std::string_view id) = 0;

@@ -4,8 +4,9 @@ namespace relay::invocation {
 
 void OutputTail::line(std::string_view prefixed_line) {
   logger_.handlerOutput(prefixed_line);
-  lines_.emplace_back(prefixed_line.size() > limit_ ? prefixed_line.substr(prefixed_line.size() - limit_)
-                                                   : prefixed_line);
+  lines_.emplace_back(prefixed_line.size() > limit_
+                          ? prefixed_line.substr(prefixed_line.size() - limit_)
+                          : prefixed_line);
   bytes_ += lines_.back().size() + 1;
   while (bytes_ > limit_ + 1 && lines_.size() > 1) {
     bytes_ -= lines_.front().size() + 1;

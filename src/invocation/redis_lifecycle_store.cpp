@@ -89,10 +89,9 @@ Result<StartVerdict> decodeStart(const redis::ReplyView& reply) {
   } else if (*name == "corrupt") {
     auto field = textAt(reply, 1);
     auto value = textAt(reply, 2);
-    return Error::internal("invocation state of " +
-                           std::string(field.ok() ? *field : std::string_view("?")) +
-                           " is corrupt: \"" +
-                           std::string(value.ok() ? *value : std::string_view("?")) + "\"");
+    return Error::internal(
+        "invocation state of " + std::string(field.ok() ? *field : std::string_view("?")) +
+        " is corrupt: \"" + std::string(value.ok() ? *value : std::string_view("?")) + "\"");
   } else {
     return protocol("start returned \"" + std::string(*name) + "\"");
   }
@@ -275,10 +274,11 @@ Result<DlqVerdict> RedisLifecycleStore::writeDlq(std::string_view id, std::strin
   return decodeDlq(*reply);
 }
 
-Result<AckVerdict> RedisLifecycleStore::acknowledge(std::string_view id) {
+Result<AckVerdict> RedisLifecycleStore::acknowledge(std::string_view id, bool obsolete_occurrence) {
   const StreamKeys& keys = settings_.keys;
-  auto reply = eval(scripts_.acknowledge, {keys.stream, keys.state(id), keys.due()},
-                    {keys.group, std::string(id), millis(settings_.retention)});
+  auto reply = eval(
+      scripts_.acknowledge, {keys.stream, keys.state(id), keys.due()},
+      {keys.group, std::string(id), millis(settings_.retention), obsolete_occurrence ? "1" : "0"});
   if (!reply.ok()) return reply.error().toRelay();
   auto name = textAt(*reply, 0);
   if (!name.ok()) return name.error();

@@ -48,7 +48,7 @@ class RedisLifecycleStore final : public LifecycleStore {
                              std::chrono::milliseconds extend) override;
   Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,
                               const DlqEntry& entry) override;
-  Result<AckVerdict> acknowledge(std::string_view id) override;
+  Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence = false) override;
   Status clearMissing(std::string_view id) override;
 
   const RedisStoreSettings& settings() const { return settings_; }

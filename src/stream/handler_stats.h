@@ -6,7 +6,6 @@
 #include <utility>
 #include <vector>
 
-
 namespace relay::stream {
 
 /// The persisted counters of one app/handler (hash `relay:<stream>:stats`).

@@ -21,8 +21,7 @@ const app::AppEntry* rulelessApp(const app::Snapshot& snapshot) {
 
 std::string holdReason(const app::AppEntry& entry) {
   return "app " + entry.name + " has no valid template yet (" +
-         (entry.errors.empty() ? std::string("not loaded") : entry.errors.front().toString()) +
-         ")";
+         (entry.errors.empty() ? std::string("not loaded") : entry.errors.front().toString()) + ")";
 }
 
 }  // namespace
@@ -133,8 +132,8 @@ invocation::Runnable RegistryCatalog::resolve(const invocation::PlannedInvocatio
   runnable.known = true;
   runnable.available = entry->status.available;
   runnable.reason = entry->status.reason;
-  runnable.spec = invocationSpec(*entry->app, planned.handler, planned.timeout, "", 0,
-                                 planned.trigger, "");
+  runnable.spec =
+      invocationSpec(*entry->app, planned.handler, planned.timeout, "", 0, planned.trigger, "");
   runnable.concurrency = entry->app->concurrency;
   runnable.keep_alive = std::move(snapshot);
   return runnable;

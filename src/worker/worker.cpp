@@ -38,6 +38,9 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   registry.availability = [&backend](const app::App& app) {
     return stream::runtimeAvailability(backend, app);
   };
+  w.keeper_ = std::make_unique<RedisTemplateKeeper>(
+      config.redis, invocation::StreamKeys{config.stream, config.group}, w.metrics_, w.logger_);
+  registry.keeper = w.keeper_->keeper();
   auto apps = app::Registry::create(std::move(registry));
   if (!apps.ok()) return apps.error();
   w.registry_ = std::move(apps).value();
@@ -72,9 +75,8 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   auto stores = [store, endpoint, store_clock]() -> std::unique_ptr<invocation::LifecycleStore> {
     return std::make_unique<invocation::RedisLifecycleStore>(store, endpoint, *store_clock);
   };
-  w.consumer_ = std::make_unique<stream::Consumer>(std::move(consumer), config.redis,
-                                                   *w.lifecycle_, stores, w.metrics_, w.logger_,
-                                                   clock);
+  w.consumer_ = std::make_unique<stream::Consumer>(std::move(consumer), config.redis, *w.lifecycle_,
+                                                   stores, w.metrics_, w.logger_, clock);
   stream::PublisherSettings schedules = w.internals_.schedules;
   schedules.stream = config.stream;
   w.publisher_ = std::make_unique<stream::SchedulePublisher>(
@@ -186,6 +188,13 @@ void Worker::stop() {
   stopping_ = true;
   if (consumer_) consumer_->stop();
   if (publisher_) publisher_->stop();
+}
+
+void Worker::abort() {
+  stop();
+  const std::size_t released = renewer_ ? renewer_->releaseAll() : 0;
+  logger_.warn("stopping now: running handlers are killed, their claims released (not charged)",
+               {{"released", std::to_string(released)}});
 }
 
 }  // namespace relay::worker

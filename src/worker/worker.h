@@ -22,12 +22,13 @@
 #include "stream/trimmer.h"
 #include "worker/config.h"
 #include "worker/housekeeper.h"
+#include "worker/redis_template_keeper.h"
 
 namespace relay::worker {
 
 /// Fixed internals the binary never changes; tests pass shorter waits and backoffs here.
 struct WorkerInternals {
-  stream::ConsumerSettings consumer;      // stream/group/consumer/workers from the config
+  stream::ConsumerSettings consumer;        // stream/group/consumer/workers from the config
   invocation::LifecycleSettings lifecycle;  // keys/consumer are taken from the config
   invocation::RenewerSettings renewal;      // its claim times are the lifecycle's
   std::chrono::milliseconds watch_poll{500};
@@ -48,9 +49,14 @@ class Worker {
   /// Runs until stop(): consumes the stream and reloads apps when their files change. Returns
   /// when every running invocation has finished. Blocks.
   void run();
-  /// Graceful stop: stop reading, let running invocations finish, leave the rest pending.
-  /// Thread-safe, non-blocking.
+  /// Graceful stop: stop reading, let running invocations finish, release the claims of those
+  /// that had not started, leave the rest pending. Thread-safe, non-blocking.
   void stop();
+  /// The second signal: stop at once. Releases the claims of the running handlers (nothing
+  /// charged, due again after their timeout; docs/pipeline.md "Stopping") and returns; the
+  /// caller then ends the process, and the handlers die with it. Thread-safe; blocks for the
+  /// releases (one script each).
+  void abort();
 
   observability::Metrics& metrics() { return metrics_; }
   observability::Logger& logger() { return logger_; }
@@ -70,6 +76,7 @@ class Worker {
   observability::Metrics metrics_;
   observability::Logger logger_;
   std::unique_ptr<runtime::Runtime> runtime_;
+  std::unique_ptr<RedisTemplateKeeper> keeper_;  // before the registry, which calls it
   std::unique_ptr<app::Registry> registry_;
   std::unique_ptr<invocation::ConcurrencyLimiter> limiter_;
   std::unique_ptr<stream::RegistryCatalog> catalog_;

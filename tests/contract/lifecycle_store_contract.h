@@ -42,7 +42,9 @@ inline PlannedInvocation planned(const std::string& app, const std::string& hand
 }
 
 /// Short claims so a test can let them expire: 100 ms timeout + 0 grace, lease 150 ms, no margin.
-inline ClaimTimes shortClaims() { return ClaimTimes{milliseconds(0), milliseconds(150), milliseconds(0)}; }
+inline ClaimTimes shortClaims() {
+  return ClaimTimes{milliseconds(0), milliseconds(150), milliseconds(0)};
+}
 
 inline DlqEntry dlqFor(const std::string& id, const std::string& app, const std::string& handler,
                        int attempts) {
@@ -61,7 +63,8 @@ inline DlqEntry dlqFor(const std::string& id, const std::string& app, const std:
   return entry;
 }
 
-inline AttemptResult failure(std::string reason = "exit 3", milliseconds retry = milliseconds(150)) {
+inline AttemptResult failure(std::string reason = "exit 3",
+                             milliseconds retry = milliseconds(150)) {
   AttemptResult result;
   result.succeeded = false;
   result.exit_reason = std::move(reason);
@@ -261,7 +264,8 @@ TYPED_TEST_P(LifecycleStoreContract, ReleaseGivesTheAttemptBackUncharged) {
   ASSERT_TRUE(released.ok());
   EXPECT_EQ(*released, ReleaseVerdict::kReleased);
   EXPECT_EQ(this->marker(id, "shop/h")->attempt, 0);
-  EXPECT_EQ(*this->store().release(id, "shop/h", "t1", milliseconds(100)), ReleaseVerdict::kNotHeld);
+  EXPECT_EQ(*this->store().release(id, "shop/h", "t1", milliseconds(100)),
+            ReleaseVerdict::kNotHeld);
   EXPECT_EQ(this->start(id, this->one(), "t2").kind, StartVerdict::Kind::kPending);
   this->backend_.pass(milliseconds(150));
   const StartVerdict again = this->start(id, this->one(), "t3");
@@ -387,25 +391,19 @@ TYPED_TEST_P(LifecycleStoreContract, FailingInvocationDoesNotStopTheNextOne) {
   EXPECT_EQ(next.index, 1u);
 }
 
-REGISTER_TYPED_TEST_SUITE_P(LifecycleStoreContract, FirstStartRecordsThePlanAndClaimsAttemptOne,
-                            RecordedPlanWinsOverALaterClassification,
-                            RepeatedStartWithTheSameTokenReturnsTheSameClaim,
-                            LiveClaimOnAnyInvocationMakesTheMessageBusy,
-                            FailedAttemptWaitsForItsBackoffOnTheStoresClock,
-                            LastCompletionAcknowledgesAndRetainsInOneStep,
-                            AckIsRefusedWhileAPlannedInvocationIsNotTerminal,
-                            UnrunnableInvocationIsSkippedAndTheNextOneRuns,
-                            LastFailedAttemptWritesItsDlqEntryAndAcksAtomically,
-                            RepeatedCompleteReturnsTheSameVerdictAndChangesNothingTwice,
-                            StaleTokenChangesNothing, ReleaseGivesTheAttemptBackUncharged,
-                            ReleaseWithoutAFieldFindsTheTokensClaim,
-                            ExpiredClaimCountsAsAnAttemptThatRan,
-                            ExpiredLastAttemptOwesOneDlqEntryWrittenOnce,
-                            RetainedStateIsInertForEveryVerb,
-                            UnrunnableMessageGetsOneDlqEntryAndItsAckInOneStep,
-                            UnrunnableVerdictDefersToARecordedPlan, UnplannedAckLeavesNoState,
-                            ClearedMissingPayloadIsRetainedAndThenInert,
-                            RenewalKeepsALiveClaimPastItsFirstDeadline,
-                            FailingInvocationDoesNotStopTheNextOne);
+REGISTER_TYPED_TEST_SUITE_P(
+    LifecycleStoreContract, FirstStartRecordsThePlanAndClaimsAttemptOne,
+    RecordedPlanWinsOverALaterClassification, RepeatedStartWithTheSameTokenReturnsTheSameClaim,
+    LiveClaimOnAnyInvocationMakesTheMessageBusy, FailedAttemptWaitsForItsBackoffOnTheStoresClock,
+    LastCompletionAcknowledgesAndRetainsInOneStep, AckIsRefusedWhileAPlannedInvocationIsNotTerminal,
+    UnrunnableInvocationIsSkippedAndTheNextOneRuns,
+    LastFailedAttemptWritesItsDlqEntryAndAcksAtomically,
+    RepeatedCompleteReturnsTheSameVerdictAndChangesNothingTwice, StaleTokenChangesNothing,
+    ReleaseGivesTheAttemptBackUncharged, ReleaseWithoutAFieldFindsTheTokensClaim,
+    ExpiredClaimCountsAsAnAttemptThatRan, ExpiredLastAttemptOwesOneDlqEntryWrittenOnce,
+    RetainedStateIsInertForEveryVerb, UnrunnableMessageGetsOneDlqEntryAndItsAckInOneStep,
+    UnrunnableVerdictDefersToARecordedPlan, UnplannedAckLeavesNoState,
+    ClearedMissingPayloadIsRetainedAndThenInert, RenewalKeepsALiveClaimPastItsFirstDeadline,
+    FailingInvocationDoesNotStopTheNextOne);
 
 }  // namespace relay::invocation::contract

@@ -92,12 +92,11 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
   }
 
   Result<invocation::StartVerdict> start(std::string_view id, const invocation::Plan& candidate,
-                                         const std::vector<bool>& runnable,
-                                         std::string_view token,
+                                         const std::vector<bool>& runnable, std::string_view token,
                                          const invocation::ClaimTimes& times) override {
     std::lock_guard lock(mutex_);
-    return maybeLose("start", startLocked(std::string(id), candidate, runnable,
-                                          std::string(token), times));
+    return maybeLose("start",
+                     startLocked(std::string(id), candidate, runnable, std::string(token), times));
   }
 
   Result<invocation::CompleteVerdict> complete(std::string_view id, std::string_view field,
@@ -161,7 +160,8 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     return maybeLose("write_dlq", writeDlqLocked(std::string(id), std::string(field), entry));
   }
 
-  Result<invocation::AckVerdict> acknowledge(std::string_view id) override {
+  Result<invocation::AckVerdict> acknowledge(std::string_view id,
+                                             bool obsolete_occurrence = false) override {
     std::lock_guard lock(mutex_);
     const std::string key(id);
     invocation::AckVerdict verdict;
@@ -170,7 +170,13 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
       verdict.kind = invocation::AckVerdict::Kind::kRetained;
       return maybeLose("acknowledge", verdict);
     }
-    if (!resolved(key)) {
+    bool obsolete = obsolete_occurrence;
+    for (const auto& planned : planOf(key).invocations) {
+      auto m = markerOf(key, planned.field());
+      if (planned.trigger != runtime::Trigger::kSchedule) obsolete = false;
+      if (m && m->state == State::kRunning && nowMs() < m->deadline_ms) obsolete = false;
+    }
+    if (!resolved(key) && !obsolete) {
       verdict.kind = invocation::AckVerdict::Kind::kUnresolved;
       verdict.plan = planOf(key);
       return maybeLose("acknowledge", verdict);

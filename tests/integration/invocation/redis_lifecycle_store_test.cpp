@@ -56,7 +56,8 @@ class RedisBackend {
     auto range = redis_->command({"XRANGE", keys_.dlq(), "-", "+"});
     const auto parsed = stream::parseEntries(range->view());
     if (!parsed.ok()) return entries;
-    for (const auto& entry : *parsed) entries.emplace_back(entry.fields.begin(), entry.fields.end());
+    for (const auto& entry : *parsed)
+      entries.emplace_back(entry.fields.begin(), entry.fields.end());
     return entries;
   }
   std::optional<std::int64_t> dueAt(const std::string& id) {

@@ -80,7 +80,7 @@ TEST_F(Delivery, OneFailingHandlerDoesNotStopTheOthers) {
   readOnce();
   EXPECT_EQ(runtime_.runsOf("shop/bin/big.sh"), 1);
   EXPECT_EQ(marker(id, "shop/bin/big.sh").substr(0, 12), "succeeded:1:");
-  EXPECT_EQ(pendingCount(), 1);                   // not every invocation is terminal
+  EXPECT_EQ(pendingCount(), 1);           // not every invocation is terminal
   EXPECT_EQ(ttlOf(keys_.state(id)), -1);  // pending: no TTL
 }
 

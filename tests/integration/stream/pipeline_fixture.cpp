@@ -36,6 +36,7 @@ std::unique_ptr<invocation::RedisLifecycleStore> PipelineTest::newStore(
 void PipelineTest::build(int max_concurrency) {
   app::RegistrySettings settings;
   settings.apps_root = apps_.path();
+  settings.keeper = keeper_hook_;
   settings.availability = [this](const app::App& app) -> app::Availability {
     for (const app::Rule& rule : app.rules) {
       auto available = runtime_.availability(availabilitySpec(app, rule.handler));
@@ -57,6 +58,7 @@ void PipelineTest::build(int max_concurrency) {
   consumer.consumer = "worker-1";
   consumer.block = std::chrono::milliseconds(10);
   consumer.min_pending_idle = std::chrono::milliseconds(0);
+  consumer.due.min_idle = std::chrono::milliseconds(0);
   consumer.workers = max_concurrency;
   consumer_ = std::make_unique<Consumer>(
       consumer, server().endpoint(), *lifecycle_,

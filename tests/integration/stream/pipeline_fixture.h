@@ -43,8 +43,8 @@ class PipelineTest : public relay::testing::RedisTest {
   std::unique_ptr<invocation::Lifecycle> replicaLifecycle(const std::string& consumer,
                                                           Clock* clock = nullptr);
   /// A store on its own connection, as every worker thread has.
-  std::unique_ptr<invocation::RedisLifecycleStore> newStore(const std::string& consumer =
-                                                                "worker-1");
+  std::unique_ptr<invocation::RedisLifecycleStore> newStore(
+      const std::string& consumer = "worker-1");
   /// Waits (real time, briefly) until a failed attempt's backoff has passed on Redis's clock.
   void waitForBackoff();
 
@@ -70,6 +70,7 @@ class PipelineTest : public relay::testing::RedisTest {
   const invocation::StreamKeys keys_{"events", "relay"};
   std::size_t max_event_bytes_ = kDefaultMaxEventBytes;
   std::chrono::milliseconds retention_ = std::chrono::hours(24 * 7);
+  app::TemplateKeeper keeper_hook_;  // the registry's kept templates (empty: none)
   invocation::LifecycleSettings lifecycle_settings_;
   std::unique_ptr<app::Registry> registry_;
   std::unique_ptr<RegistryCatalog> catalog_;

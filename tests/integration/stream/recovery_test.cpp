@@ -80,7 +80,8 @@ TEST_F(Recovery, ReplicasRacingOnTheSameMessageRunTheHandlerOncePerAttempt) {
   std::atomic<bool> stop{false};
   std::vector<std::thread> replicas;
   std::vector<std::unique_ptr<invocation::Lifecycle>> lifecycles;
-  for (int i = 0; i < 4; ++i) lifecycles.push_back(replicaLifecycle("replica-" + std::to_string(i)));
+  for (int i = 0; i < 4; ++i)
+    lifecycles.push_back(replicaLifecycle("replica-" + std::to_string(i)));
   std::atomic<int> finished{0};
   for (int i = 0; i < 4; ++i) {
     replicas.emplace_back([&, i] {

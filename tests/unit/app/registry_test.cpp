@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <map>
+#include <optional>
 #include <thread>
 
 #include "app_test_util.h"
@@ -278,6 +280,66 @@ TEST(Registry, ReloadChangedRescansWhenAsked) {
   changes.rescan = true;
   const ReloadReport report = registry->reloadChanged(changes);
   EXPECT_EQ(report.added, (std::vector<std::string>{"billing"}));
+}
+
+}  // namespace
+}  // namespace relay::app
+
+namespace relay::app {
+namespace {
+
+// docs/apps.md "Reloading": the last valid template kept beyond this process.
+class KeptTemplates {
+ public:
+  TemplateKeeper keeper() {
+    return {[this](const std::string& app, const std::string& text) { kept[app] = text; },
+            [this](const std::string& app) -> std::optional<std::string> {
+              recalled.push_back(app);
+              auto found = kept.find(app);
+              if (found == kept.end()) return std::nullopt;
+              return found->second;
+            }};
+  }
+  std::map<std::string, std::string> kept;
+  std::vector<std::string> recalled;
+};
+
+TEST(Registry, AValidTemplateIsKept) {
+  testing::AppsRoot root;
+  root.writeExecApp("orders");
+  KeptTemplates store;
+  auto registry = Registry::create({root.path(), {}, store.keeper()});
+  ASSERT_TRUE(registry.ok());
+  ASSERT_TRUE(store.kept.count("orders"));
+  EXPECT_NE(store.kept["orders"].find("bin/h.sh"), std::string::npos);
+  EXPECT_TRUE(store.recalled.empty());
+}
+
+TEST(Registry, AnInvalidTemplateAtStartTakesTheKeptRulesAndStaysUnavailable) {
+  testing::AppsRoot root;
+  root.writeExecApp("orders");
+  KeptTemplates store;
+  (void)Registry::create({root.path(), {}, store.keeper()});
+  root.writeTemplate("orders", "runtime: exec\nevents: [oops\n");
+  auto restarted = Registry::create({root.path(), {}, store.keeper()});
+  ASSERT_TRUE(restarted.ok());
+  const AppEntry* entry = (*restarted)->snapshot()->find("orders");
+  ASSERT_NE(entry, nullptr);
+  ASSERT_NE(entry->app, nullptr);
+  EXPECT_EQ(entry->app->rules.size(), 1u);
+  EXPECT_TRUE(entry->status.loaded);
+  EXPECT_FALSE(entry->status.available);
+  EXPECT_FALSE(entry->errors.empty());  // the current template's problems are still reported
+}
+
+TEST(Registry, WithNothingKeptAnInvalidAppHasNoRules) {
+  testing::AppsRoot root;
+  root.writeTemplate("orders", "runtime: exec\nevents: [oops\n");
+  KeptTemplates store;
+  auto registry = Registry::create({root.path(), {}, store.keeper()});
+  ASSERT_TRUE(registry.ok());
+  EXPECT_EQ((*registry)->snapshot()->find("orders")->app, nullptr);
+  EXPECT_EQ(store.recalled, std::vector<std::string>{"orders"});
 }
 
 }  // namespace

@@ -34,7 +34,8 @@ TEST(ConcurrencyLimiter, ReleasedSlotIsReusedAndAWaiterGetsIt) {
   std::optional<ConcurrencyLimiter::Slot> held = limiter.acquire("a", 1, milliseconds(0));
   ASSERT_TRUE(held);
   bool waited = false;
-  std::thread waiter([&] { waited = limiter.acquire("a", 1, std::chrono::seconds(10)).has_value(); });
+  std::thread waiter(
+      [&] { waited = limiter.acquire("a", 1, std::chrono::seconds(10)).has_value(); });
   held.reset();
   waiter.join();
   EXPECT_TRUE(waited);

@@ -42,8 +42,8 @@ class LifecycleTest : public ::testing::Test {
     settings.keys = {"events", "relay"};
     settings.consumer = consumer;
     settings.slot_wait = milliseconds(20);
-    return std::make_unique<Lifecycle>(settings, catalog_, runtime_, limiter_, &renewer_,
-                                       observer_, metrics_, logger_, clock, random_);
+    return std::make_unique<Lifecycle>(settings, catalog_, runtime_, limiter_, &renewer_, observer_,
+                                       metrics_, logger_, clock, random_);
   }
   Message message(const std::string& event = R"({"kind":"order"})") {
     Message m;
@@ -127,7 +127,7 @@ TEST_F(LifecycleTest, AnUnmatchedVerdictCannotAcknowledgeAMessageWithAnUnresolve
   runtime_.failAlways("shop/h");
   const Message m = message();
   process(m);
-  catalog_.setClassify(nullptr);  // every rule removed
+  catalog_.setClassify(nullptr);              // every rule removed
   EXPECT_EQ(process(m), Delivery::kPending);  // the retry is not due: refused, left pending
   EXPECT_TRUE(store_.pending(m.id));
   EXPECT_FALSE(store_.retained(m.id));
@@ -254,6 +254,26 @@ TEST_F(LifecycleTest, ObsoleteOccurrenceAcknowledgementRetainsItsState) {
   EXPECT_TRUE(store_.retained(m.id));
   EXPECT_TRUE(store_.ttl(m.id));
   EXPECT_EQ(metrics_.value("relay_events_total", {{"outcome", "obsolete_schedule"}}), 1);
+}
+
+TEST_F(LifecycleTest, OccurrenceOfARemovedScheduleIsAcknowledgedObsoleteWithItsStateRetained) {
+  PlannedInvocation occurrence = planned("h");
+  occurrence.trigger = runtime::Trigger::kSchedule;
+  catalog_.planAll(Plan{{occurrence}});
+  runtime_.failAlways("shop/h");
+  const Message m = message();
+  EXPECT_EQ(process(m), Delivery::kPending);
+  catalog_.setClassify([](const Message&, WallTime) {
+    Classification what;
+    what.kind = Kind::kObsolete;
+    what.reason = "schedule removed";
+    return what;
+  });
+  EXPECT_EQ(process(m), Delivery::kAcked);  // the retry was owed, but the schedule is gone
+  EXPECT_EQ(runtime_.runsOf("shop/h"), 1);
+  EXPECT_TRUE(store_.retained(m.id));
+  EXPECT_TRUE(store_.ttl(m.id));
+  EXPECT_FALSE(store_.dueAt(m.id));
 }
 
 // Issue 13 item 7: what cannot be classified or run here stays pending, uncharged.
@@ -390,8 +410,7 @@ class RecordingObserver final : public LifecycleObserver {
   }
   void onAttemptStart(const AttemptInfo& attempt,
                       std::vector<std::pair<std::string, std::string>>& env) override {
-    events.push_back("start " + attempt.invocation.handler + " " +
-                     std::to_string(attempt.attempt));
+    events.push_back("start " + attempt.invocation.handler + " " + std::to_string(attempt.attempt));
     env.emplace_back("TRACEPARENT", "00-trace-span-01");
   }
   void onAttemptEnd(const AttemptInfo& attempt, const runtime::Outcome* outcome) override {
@@ -415,8 +434,8 @@ TEST_F(LifecycleTest, ObserverSeesEveryStepAndContributesHandlerEnvironment) {
                                       "start b 1", "end b failed"}));
   const auto runs = runtime_.runs();
   ASSERT_FALSE(runs.empty());
-  EXPECT_EQ(runs[0].env.back(), (std::pair<std::string, std::string>{"TRACEPARENT",
-                                                                     "00-trace-span-01"}));
+  EXPECT_EQ(runs[0].env.back(),
+            (std::pair<std::string, std::string>{"TRACEPARENT", "00-trace-span-01"}));
 }
 
 }  // namespace

@@ -6,9 +6,9 @@ namespace relay::invocation {
 namespace {
 
 TEST(Marker, RoundTripsEveryState) {
-  for (const char* text : {"running:2:abc:1700000000000", "failed:1:1700000060000:abc",
-                           "succeeded:3:abc", "exhausted:5:abc", "exhausted:5:abc:dlq",
-                           "failed:0:1700000060000:-"}) {
+  for (const char* text :
+       {"running:2:abc:1700000000000", "failed:1:1700000060000:abc", "succeeded:3:abc",
+        "exhausted:5:abc", "exhausted:5:abc:dlq", "failed:0:1700000060000:-"}) {
     const auto marker = Marker::parse(text);
     ASSERT_TRUE(marker) << text;
     EXPECT_EQ(marker->format(), text);
@@ -30,9 +30,9 @@ TEST(Marker, ReadsTheFields) {
 }
 
 TEST(Marker, RejectsMalformedText) {
-  for (const char* text :
-       {"", "running", "running:x:t:1", "running:1:t", "failed:1", "failed:1:x", "succeeded",
-        "succeeded:1:t:extra", "failed:1:5:t:x", "exhausted:1", "exhausted:1:t:dl", "done:1", "running:-1:t:5"}) {
+  for (const char* text : {"", "running", "running:x:t:1", "running:1:t", "failed:1", "failed:1:x",
+                           "succeeded", "succeeded:1:t:extra", "failed:1:5:t:x", "exhausted:1",
+                           "exhausted:1:t:dl", "done:1", "running:-1:t:5"}) {
     EXPECT_FALSE(Marker::parse(text)) << text;
   }
 }

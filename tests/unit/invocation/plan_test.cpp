@@ -25,9 +25,9 @@ TEST(Plan, HandlerNamesMayContainSpacesAndSlashes) {
 }
 
 TEST(Plan, RejectsTextOfAnotherShape) {
-  for (const char* text : {"e 3 20000 shop/h", "x 3 20000 shop/h\n", "e 0 20000 shop/h\n",
-                           "e 3 -1 shop/h\n", "e 3 20000 shop\n", "e three 1 a/b\n",
-                           "e 3 20000 /h\n"}) {
+  for (const char* text :
+       {"e 3 20000 shop/h", "x 3 20000 shop/h\n", "e 0 20000 shop/h\n", "e 3 -1 shop/h\n",
+        "e 3 20000 shop\n", "e three 1 a/b\n", "e 3 20000 /h\n"}) {
     EXPECT_FALSE(decodePlan(text)) << text;
   }
   EXPECT_EQ(decodePlan(""), Plan{});
