@@ -21,16 +21,13 @@
 #include "app/registry.h"
 #include "common/random.h"
 #include "common/system_clock.h"
-#include "invocation/claim_renewer.h"
-#include "invocation/concurrency_limiter.h"
-#include "invocation/lifecycle.h"
-#include "invocation/redis_lifecycle_store.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "redis/connection.h"
 #include "runtime/process/process_runtime.h"
 #include "stream/consumer.h"
 #include "stream/registry_catalog.h"
+#include "worker_rig.h"
 
 namespace {
 
@@ -107,35 +104,11 @@ double pipelineRate(const redis::Endpoint& endpoint, const std::filesystem::path
   auto redis = connect(endpoint);
   fill(*redis, stream, messages, event);
   SystemClock clock;
-  SystemRandom random;
-  std::ostringstream log;
-  observability::Logger logger(log, clock, observability::LogLevel::kWarn);
-  observability::Metrics metrics;
   runtime::ProcessRuntime runtime(clock);
-  auto registry = app::Registry::create({apps, {}});
-  stream::RegistryCatalog catalog(**registry, stream::kDefaultMaxEventBytes);
-  invocation::ConcurrencyLimiter limiter(16);
-  invocation::RedisStoreSettings store;
-  store.keys = {stream, "relay"};
-  store.consumer = "bench";
-  invocation::RedisLifecycleStore renewer_store(store, endpoint, clock);
-  invocation::ClaimRenewer renewer({}, renewer_store, metrics, logger, clock);
-  invocation::LifecycleObserver observer;
-  invocation::LifecycleSettings settings;
-  settings.keys = store.keys;
-  settings.consumer = "bench";
-  invocation::Lifecycle lifecycle(settings, catalog, runtime, limiter, &renewer, observer, metrics,
-                                  logger, clock, random);
   stream::ConsumerSettings consumer_settings;
-  consumer_settings.stream = stream;
-  consumer_settings.consumer = "bench";
   consumer_settings.block = std::chrono::milliseconds(50);
-  stream::Consumer consumer(
-      consumer_settings, endpoint, lifecycle,
-      [&]() -> std::unique_ptr<invocation::LifecycleStore> {
-        return std::make_unique<invocation::RedisLifecycleStore>(store, endpoint, clock);
-      },
-      metrics, logger, clock);
+  bench::WorkerRig rig(endpoint, apps, stream, runtime, 16, consumer_settings);
+  stream::Consumer& consumer = rig.consumer();
   const auto start = Clock::now();
   std::thread worker([&] { consumer.run(); });
   while (lag(*redis, stream) != 0 || pending(*redis, stream) != 0) {

@@ -25,15 +25,12 @@
 #include "app/registry.h"
 #include "common/random.h"
 #include "common/system_clock.h"
-#include "invocation/claim_renewer.h"
-#include "invocation/concurrency_limiter.h"
-#include "invocation/lifecycle.h"
-#include "invocation/redis_lifecycle_store.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "redis/connection.h"
 #include "stream/consumer.h"
 #include "stream/registry_catalog.h"
+#include "worker_rig.h"
 
 namespace {
 
@@ -110,35 +107,10 @@ double drain(const redis::Endpoint& endpoint, const std::filesystem::path& apps,
   const std::vector<std::string> ids = fill(*redis, stream, messages);
   if (retries) makeDueRetries(*redis, stream, ids);
   SystemClock clock;
-  SystemRandom random;
-  std::ostringstream log;
-  observability::Logger logger(log, clock, observability::LogLevel::kWarn);
-  observability::Metrics metrics;
   SleepingRuntime runtime(clock, handler);
-  auto registry = app::Registry::create({apps, {}, {}});
-  stream::RegistryCatalog catalog(**registry, stream::kDefaultMaxEventBytes);
-  invocation::ConcurrencyLimiter limiter(concurrency);
-  invocation::RedisStoreSettings store;
-  store.keys = {stream, "relay"};
-  store.consumer = "bench";
-  invocation::RedisLifecycleStore renewer_store(store, endpoint, clock);
-  invocation::ClaimRenewer renewer({}, renewer_store, metrics, logger, clock);
-  invocation::LifecycleObserver observer;
-  invocation::LifecycleSettings settings;
-  settings.keys = store.keys;
-  settings.consumer = "bench";
-  invocation::Lifecycle lifecycle(settings, catalog, runtime, limiter, &renewer, observer, metrics,
-                                  logger, clock, random);
-  stream::ConsumerSettings consumer_settings;  // the fixed internals of the binary...
-  consumer_settings.stream = stream;
-  consumer_settings.consumer = "bench";
-  consumer_settings.workers = concurrency;  // ...and MAX_CONCURRENCY
-  stream::Consumer consumer(
-      consumer_settings, endpoint, lifecycle,
-      [&]() -> std::unique_ptr<invocation::LifecycleStore> {
-        return std::make_unique<invocation::RedisLifecycleStore>(store, endpoint, clock);
-      },
-      metrics, logger, clock);
+  bench::WorkerRig rig(endpoint, apps, stream, runtime, concurrency);  // the binary's internals
+  stream::Consumer& consumer = rig.consumer();
+  observability::Metrics& metrics = rig.metrics();
   const MonoTime start = clock.monotonicNow();
   std::thread worker([&] { consumer.run(); });
   // Fresh: until everything was read and acknowledged; retries: until the PEL is empty.
