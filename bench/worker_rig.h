@@ -31,7 +31,7 @@ class WorkerRig {
       : registry_(std::move(app::Registry::create({apps, {}, {}})).value()),
         catalog_(*registry_, stream::kDefaultMaxEventBytes),
         limiter_(max_concurrency),
-        store_{invocation::StreamKeys{stream, "relay"}, "bench"},
+        store_(storeSettings(stream)),
         renewer_store_(store_, endpoint, clock_),
         renewer_({}, renewer_store_, metrics_, logger_, clock_),
         lifecycle_(settings(store_), catalog_, runtime, limiter_, &renewer_, observer_, metrics_,
@@ -54,6 +54,12 @@ class WorkerRig {
   SystemClock& clock() { return clock_; }
 
  private:
+  static invocation::RedisStoreSettings storeSettings(const std::string& stream) {
+    invocation::RedisStoreSettings store;
+    store.keys = {stream, "relay"};
+    store.consumer = "bench";
+    return store;
+  }
   static invocation::LifecycleSettings settings(const invocation::RedisStoreSettings& store) {
     invocation::LifecycleSettings settings;
     settings.keys = store.keys;

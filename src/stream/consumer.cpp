@@ -245,8 +245,6 @@ void Consumer::dueLoop() {
   std::unique_ptr<redis::Connection> redis;
   milliseconds backoff = settings_.reconnect_min;
   while (!stopping_) {
-    sleepUnlessStopping(settings_.due_poll);
-    if (stopping_) return;
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
     const int room = waitForRoom();
@@ -255,12 +253,17 @@ void Consumer::dueLoop() {
     if (!due.ok()) {
       metrics_.countRedisError("due_retries");
       logger_.warn("reading due retries failed", {{"error", due.error().message}});
+      sleepUnlessStopping(settings_.due_poll);
       continue;
     }
+    // A full batch means more may be due: take them as soon as there is room (the pool stays
+    // busy through a backlog of retries); otherwise look again after the poll interval.
+    const bool more = static_cast<int>(due->size()) == room;
     if (!due->empty()) {
       logger_.debug("due retries taken", {{"count", std::to_string(due->size())}});
       enqueue(std::move(due).value());
     }
+    if (!more) sleepUnlessStopping(settings_.due_poll);
   }
 }
 
