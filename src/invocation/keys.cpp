@@ -12,6 +12,8 @@ std::string StreamKeys::dlq() const { return prefix() + "dlq"; }
 
 std::string StreamKeys::stats() const { return prefix() + "stats"; }
 
+std::string StreamKeys::paused() const { return prefix() + "paused"; }
+
 std::string invocationField(std::string_view app, std::string_view handler) {
   return std::string(app) + "/" + std::string(handler);
 }

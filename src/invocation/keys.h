@@ -17,6 +17,8 @@ struct StreamKeys {
   std::string dlq() const;
   /// `relay:<stream>:stats`
   std::string stats() const;
+  /// `relay:<stream>:paused`: the set of paused apps (paused_apps.h reads and writes it).
+  std::string paused() const;
   /// `relay:<stream>:` itself, for SCANs and docs.
   std::string prefix() const;
 };

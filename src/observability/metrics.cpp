@@ -65,6 +65,8 @@ Metrics::Metrics() {
   declare("relay_inflight_invocations", "gauge", "Handler invocations running now.");
   declare("relay_pending_messages", "gauge", "Messages of the group still pending (PEL size).");
   declare("relay_redis_errors_total", "counter", "Failed Redis operations, by operation.");
+  declare("relay_app_paused", "gauge",
+          "1 while an app is paused cluster-wide (relay app pause), 0 once resumed.");
   declare("relay_trimmed_entries_total", "counter",
           "Entries removed by retention, from the source stream or the DLQ.");
   families_["relay_missing_payload_total"].series[{}] = 0;
@@ -122,6 +124,10 @@ void Metrics::setPending(long long messages) {
 
 void Metrics::countRedisError(std::string_view op) {
   add("relay_redis_errors_total", {{"op", std::string(op)}}, 1);
+}
+
+void Metrics::setAppPaused(std::string_view app, bool paused) {
+  set("relay_app_paused", {{"app", std::string(app)}}, paused ? 1 : 0);
 }
 
 void Metrics::countTrimmed(std::string_view target, long long entries) {

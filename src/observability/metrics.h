@@ -30,11 +30,12 @@ class Metrics {
   void observeInvocationSeconds(double seconds);
   // relay_dlq_entries_total{reason}: handler, malformed, oversized, schedule.
   void countDlqEntry(std::string_view reason);
-  void countMissingPayload();                 // relay_missing_payload_total
-  void countReclaimed(long long messages);    // relay_reclaimed_total
-  void addInflight(int delta);                // relay_inflight_invocations
-  void setPending(long long messages);        // relay_pending_messages
-  void countRedisError(std::string_view op);  // relay_redis_errors_total{op}
+  void countMissingPayload();                            // relay_missing_payload_total
+  void countReclaimed(long long messages);               // relay_reclaimed_total
+  void addInflight(int delta);                           // relay_inflight_invocations
+  void setPending(long long messages);                   // relay_pending_messages
+  void countRedisError(std::string_view op);             // relay_redis_errors_total{op}
+  void setAppPaused(std::string_view app, bool paused);  // relay_app_paused{app}
   // relay_trimmed_entries_total{target}: stream, dlq (REDIS_STREAM_RETENTION/REDIS_DLQ_RETENTION).
   void countTrimmed(std::string_view target, long long entries);
 

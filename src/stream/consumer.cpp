@@ -202,14 +202,77 @@ void Consumer::readerLoop() {
   }
 }
 
+void Consumer::redriveSoon() { redrive_requested_ = true; }
+
+redis::Result<int> Consumer::redriveOnce(redis::Connection& redis) {
+  std::string start = "-";
+  int redriven = 0;
+  while (!stopping_) {
+    auto reply = redis.command({"XPENDING", settings_.stream, settings_.group, start, "+",
+                                std::to_string(settings_.read_count), settings_.consumer});
+    if (!reply.ok()) {
+      metrics_.countRedisError("xpending");
+      return reply.error();
+    }
+    auto rows = reply->elements();
+    if (!rows.ok()) return rows.error();
+    for (const redis::ReplyView row : *rows) {
+      auto id = row.at(0);
+      auto idle = row.at(2);
+      if (!id.ok() || !idle.ok() || !id->string().ok() || !idle->integer().ok()) {
+        return redis::Error{redis::ErrorKind::kProtocol, "unexpected XPENDING row"};
+      }
+      const std::string message_id(*id->string());
+      start = "(" + message_id;
+      {
+        std::lock_guard lock(mutex_);
+        if (unfinished_.count(message_id)) continue;  // in hand here already
+      }
+      auto claimed = redis.command({"XCLAIM", settings_.stream, settings_.group, settings_.consumer,
+                                    std::to_string(*idle->integer()), message_id});
+      if (!claimed.ok()) {
+        metrics_.countRedisError("xclaim");
+        return claimed.error();
+      }
+      auto entries = parseEntries(claimed->view());
+      if (!entries.ok()) return entries.error();
+      for (const StreamEntry& entry : *entries) {
+        if (stopping_) break;
+        ++redriven;
+        if (entry.deleted) {
+          clearMissing(redis, entry.id);
+        } else {
+          handle(redis, entry);
+        }
+      }
+    }
+    if (rows->size() < static_cast<std::size_t>(settings_.read_count)) break;
+  }
+  return redriven;
+}
+
 void Consumer::reclaimLoop() {
   std::unique_ptr<redis::Connection> redis;
   milliseconds backoff = settings_.reconnect_min;
+  MonoTime next_reclaim = clock_.monotonicNow() + settings_.reclaim_interval;
   while (!stopping_) {
-    sleepUnlessStopping(settings_.reclaim_interval);
+    while (!stopping_ && !redrive_requested_ && clock_.monotonicNow() < next_reclaim) {
+      clock_.sleepFor(std::min(kStopCheck, std::chrono::duration_cast<milliseconds>(
+                                               next_reclaim - clock_.monotonicNow())));
+    }
     if (stopping_) return;
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
+    if (redrive_requested_.exchange(false)) {
+      auto redriven = redriveOnce(*redis);
+      if (!redriven.ok()) {
+        logger_.warn("redriving pending messages failed", {{"error", redriven.error().message}});
+      } else if (*redriven > 0) {
+        logger_.info("redrove own pending messages", {{"count", std::to_string(*redriven)}});
+      }
+      continue;
+    }
+    next_reclaim = clock_.monotonicNow() + settings_.reclaim_interval;
     auto reclaimed = reclaimOnce(*redis);
     if (!reclaimed.ok()) {
       logger_.warn("reclaim failed", {{"error", reclaimed.error().message}});

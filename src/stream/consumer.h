@@ -62,6 +62,15 @@ class Consumer {
   /// (missing payloads included).
   redis::Result<int> reclaimOnce(redis::Connection& redis);
 
+  /// Asks the reclaimer to redrive this consumer's own pending messages now, instead of waiting
+  /// for them to idle past min_pending_idle (an app was resumed: docs/cli.md "Pausing an app").
+  /// Thread-safe, non-blocking.
+  void redriveSoon();
+  /// Processes this consumer's own pending messages that it is not processing already:
+  /// XPENDING for this consumer, then XCLAIM of each at the idle time XPENDING showed, so that
+  /// a replica that reclaimed the message in between keeps it. Synchronous; returns how many.
+  redis::Result<int> redriveOnce(redis::Connection& redis);
+
   /// Redis answered the reader's last call (for /healthz).
   bool redisReachable() const { return redis_reachable_.load(); }
   bool stopping() const { return stopping_.load(); }
@@ -86,6 +95,7 @@ class Consumer {
   Clock& clock_;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> redis_reachable_{false};
+  std::atomic<bool> redrive_requested_{false};
 
   std::mutex mutex_;
   std::condition_variable changed_;

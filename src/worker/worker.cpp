@@ -5,6 +5,7 @@
 #include "app/watcher.h"
 #include "common/duration.h"
 #include "common/size.h"
+#include "invocation/paused_apps.h"
 #include "stream/invocation_spec.h"
 #include "worker/endpoints.h"
 #include "worker/runtime_factory.h"
@@ -33,9 +34,16 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
     w.logger_.warn("RELAY_RUNTIME=process runs handlers WITHOUT isolation: development only");
   }
   runtime::Runtime& backend = *w.runtime_;
+  w.pauses_ = std::make_unique<PauseWatcher>(internals.pauses, config.redis,
+                                             invocation::StreamKeys{config.stream, config.group},
+                                             w.metrics_, w.logger_, clock);
   app::RegistrySettings registry;
   registry.apps_root = config.apps;
-  registry.availability = [&backend](const app::App& app) {
+  // A paused app is unavailable like one its runtime cannot run: matched invocations stay
+  // pending, nothing is charged, schedules keep publishing (docs/cli.md "Pausing an app").
+  registry.availability = [&backend, &pauses = *w.pauses_](const app::App& app) {
+    if (pauses.paused(app.name))
+      return app::Availability{false, std::string(invocation::kPausedReason)};
     return stream::runtimeAvailability(backend, app);
   };
   auto apps = app::Registry::create(std::move(registry));
@@ -69,6 +77,11 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
       w.logger_, clock);
   w.housekeeper_ = std::make_unique<Housekeeper>(w.internals_.housekeeping, config.redis, keys,
                                                  *w.trimmer_, w.metrics_, w.logger_, clock);
+  w.pauses_->onChange([&w](const PauseWatcher::Change& change) {
+    w.registry_->refreshAvailability();
+    // Resumed: run the backlog now rather than when the reclaimer finds it idle.
+    if (!change.resumed.empty()) w.consumer_->redriveSoon();
+  });
   if (auto served = w.serveEndpoints(); !served.ok()) return served.error();
   return worker;
 }
@@ -128,7 +141,16 @@ void Worker::watchApps() {
 }
 
 void Worker::run() {
+  // Paused apps are known before the first message is read (best effort: if Redis does not
+  // answer yet, the watcher's next poll applies them).
+  if (auto redis = redis::Connection::create(config_.redis); redis.ok()) {
+    (void)pauses_->pollOnce(**redis);
+  }
+  pauses_->start();
   const auto snapshot = registry_->snapshot();
+  for (const app::AppEntry& entry : snapshot->apps()) {
+    metrics_.setAppPaused(entry.name, pauses_->paused(entry.name));
+  }
   for (const app::AppEntry& entry : snapshot->apps()) {
     observability::LogFields fields = {{"app", entry.name},
                                        {"loaded", entry.status.loaded ? "true" : "false"},
@@ -160,6 +182,7 @@ void Worker::run() {
   publisher.join();
   watcher.join();
   housekeeper_->stop();
+  pauses_->stop();
   http_->stop();
   logger_.info("relay stopped");
 }

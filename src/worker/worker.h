@@ -19,6 +19,7 @@
 #include "stream/trimmer.h"
 #include "worker/config.h"
 #include "worker/housekeeper.h"
+#include "worker/pause_watcher.h"
 
 namespace relay::worker {
 
@@ -30,6 +31,7 @@ struct WorkerInternals {
   std::chrono::milliseconds availability_refresh{30'000};
   HousekeepingSettings housekeeping;    // pending gauge, readiness, retention
   stream::PublisherSettings schedules;  // the stream is taken from the config
+  PauseSettings pauses;
 };
 
 /// The composition root of `relay start`: builds the logger, metrics, runtime, app registry,
@@ -66,6 +68,7 @@ class Worker {
   observability::Metrics metrics_;
   observability::Logger logger_;
   std::unique_ptr<runtime::Runtime> runtime_;
+  std::unique_ptr<PauseWatcher> pauses_;  // before the registry: its availability asks it
   std::unique_ptr<app::Registry> registry_;
   std::unique_ptr<invocation::InvocationStore> store_;
   std::unique_ptr<stream::ConcurrencyLimiter> limiter_;
