@@ -67,11 +67,17 @@ Metrics::Metrics() {
   declare("relay_redis_errors_total", "counter", "Failed Redis operations, by operation.");
   declare("relay_app_paused", "gauge",
           "1 while an app is paused cluster-wide (relay app pause), 0 once resumed.");
+  declare("relay_redis_reconnects_total", "counter",
+          "Redis connections re-established after one broke, and cluster redirects followed.");
+  declare("relay_redis_failovers_total", "counter",
+          "Times the Redis master changed (sentinel failover, cluster slot moved).");
   declare("relay_trimmed_entries_total", "counter",
           "Entries removed by retention, from the source stream or the DLQ.");
   families_["relay_missing_payload_total"].series[{}] = 0;
   families_["relay_reclaimed_total"].series[{}] = 0;
   families_["relay_inflight_invocations"].series[{}] = 0;
+  families_["relay_redis_reconnects_total"].series[{}] = 0;
+  families_["relay_redis_failovers_total"].series[{}] = 0;
 }
 
 void Metrics::add(std::string_view name, Labels labels, double delta) {
@@ -128,6 +134,11 @@ void Metrics::countRedisError(std::string_view op) {
 
 void Metrics::setAppPaused(std::string_view app, bool paused) {
   set("relay_app_paused", {{"app", std::string(app)}}, paused ? 1 : 0);
+}
+
+void Metrics::setRedisConnections(long long reconnects, long long failovers) {
+  set("relay_redis_reconnects_total", {}, static_cast<double>(reconnects));
+  set("relay_redis_failovers_total", {}, static_cast<double>(failovers));
 }
 
 void Metrics::countTrimmed(std::string_view target, long long entries) {

@@ -36,6 +36,9 @@ class Metrics {
   void setPending(long long messages);                   // relay_pending_messages
   void countRedisError(std::string_view op);             // relay_redis_errors_total{op}
   void setAppPaused(std::string_view app, bool paused);  // relay_app_paused{app}
+  // relay_redis_reconnects_total and relay_redis_failovers_total: the totals so far, kept by
+  // the Redis endpoint (redis::Topology) and copied here before each exposition.
+  void setRedisConnections(long long reconnects, long long failovers);
   // relay_trimmed_entries_total{target}: stream, dlq (REDIS_STREAM_RETENTION/REDIS_DLQ_RETENTION).
   void countTrimmed(std::string_view target, long long entries);
 

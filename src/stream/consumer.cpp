@@ -40,12 +40,12 @@ redis::Result<std::vector<StreamEntry>> Consumer::read(redis::Connection& redis,
        "BLOCK", std::to_string(settings_.block.count()), "STREAMS", settings_.stream, ">"});
   if (!reply.ok()) {
     metrics_.countRedisError("xreadgroup");
-    redis_reachable_ = reply.error().kind == redis::ErrorKind::kReply;
+    redis_health_.failed(reply.error());
     // The group vanished (XGROUP DESTROY, FLUSHALL): create it again.
     if (redis::isReplyError(reply.error(), "NOGROUP")) (void)ensureGroup(redis);
     return reply.error();
   }
-  redis_reachable_ = true;
+  redis_health_.healthy();
   return parseReadGroup(reply->view());
 }
 
@@ -145,7 +145,7 @@ std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Conn
       backoff = settings_.reconnect_min;
       return std::move(created).value();
     }
-    redis_reachable_ = false;
+    redis_health_.failed(created.error());
     metrics_.countRedisError("connect");
     logger_.warn("redis unreachable, retrying",
                  {{"redis", endpoint_.describe()},
@@ -180,7 +180,7 @@ void Consumer::readerLoop() {
         continue;
       }
       group_ready = true;
-      redis_reachable_ = true;  // Redis answered: /healthz need not wait for the first read
+      redis_health_.healthy();  // Redis answered: /healthz need not wait for the first read
     }
     int room = 0;
     {

@@ -16,6 +16,7 @@
 #include "observability/metrics.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
+#include "redis/health.h"
 #include "stream/dispatcher.h"
 #include "stream/stream_entry.h"
 
@@ -71,8 +72,9 @@ class Consumer {
   /// a replica that reclaimed the message in between keeps it. Synchronous; returns how many.
   redis::Result<int> redriveOnce(redis::Connection& redis);
 
-  /// Redis answered the reader's last call (for /healthz).
-  bool redisReachable() const { return redis_reachable_.load(); }
+  /// Why Redis could not serve the reader's last call (unreachable, NOAUTH, READONLY, LOADING,
+  /// MASTERDOWN, CLUSTERDOWN...); nullopt when it answered. For /healthz.
+  std::optional<std::string> redisProblem() const { return redis_health_.problem(); }
   bool stopping() const { return stopping_.load(); }
 
  private:
@@ -94,8 +96,8 @@ class Consumer {
   observability::Logger& logger_;
   Clock& clock_;
   std::atomic<bool> stopping_{false};
-  std::atomic<bool> redis_reachable_{false};
   std::atomic<bool> redrive_requested_{false};
+  redis::Health redis_health_;
 
   std::mutex mutex_;
   std::condition_variable changed_;

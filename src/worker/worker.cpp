@@ -6,6 +6,7 @@
 #include "common/duration.h"
 #include "common/size.h"
 #include "invocation/paused_apps.h"
+#include "redis/topology.h"
 #include "stream/invocation_spec.h"
 #include "worker/endpoints.h"
 #include "worker/runtime_factory.h"
@@ -22,6 +23,13 @@ Worker::~Worker() { stop(); }
 Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::ostream& log,
                                                Clock& clock, Random& random,
                                                WorkerInternals internals) {
+  // A Redis that refuses this configuration (TLS, login, a cluster stream without a hash tag)
+  // stops `relay start` now; an unreachable one is waited for by the loops, as after a crash.
+  if (auto probe = redis::Connection::create(config.redis); !probe.ok()) {
+    if (redis::retryCannotHelp(probe.error())) {
+      return Error::invalid("redis at " + config.redis.describe() + ": " + probe.error().message);
+    }
+  }
   std::unique_ptr<Worker> worker(new Worker(config, log, clock, random));
   Worker& w = *worker;
   observability::Logger& logger = w.logger_;
@@ -99,7 +107,7 @@ Status Worker::serveEndpoints() {
     return observability::HttpReply{200, metrics_.exposition(), kPrometheusContentType};
   });
   http_->handle("/healthz", [this](const observability::HttpRequest&) {
-    return healthReply(consumer_->redisReachable(), config_.redis.describe());
+    return healthReply(consumer_->redisProblem(), config_.redis.describe());
   });
   http_->handle("/readyz", [this](const observability::HttpRequest&) {
     return readinessReply(housekeeper_->groupState(), *registry_->snapshot(), stopping_);
