@@ -194,7 +194,16 @@ TEST_F(RelayProduction, WholePipelineRunsUnderTheDocumentedAclRule) {
   // Nothing Relay did was denied.
   auto denied = redis->command({"ACL", "LOG"});
   ASSERT_TRUE(denied.ok());
-  EXPECT_EQ(denied->size(), 0U) << relay->log();
+  std::string denials;
+  for (size_t i = 0; i < denied->size(); ++i) {
+    for (size_t j = 0; j + 1 < denied->at(i)->size(); j += 2) {
+      auto name = denied->at(i)->at(j)->string();
+      auto value = denied->at(i)->at(j + 1)->string();
+      if (name.ok() && value.ok()) denials += std::string(*name) + "=" + std::string(*value) + " ";
+    }
+    denials += "\n";
+  }
+  EXPECT_EQ(denied->size(), 0U) << denials;
   EXPECT_EQ(relay->log().find("relay-pw"), std::string::npos);
 }
 
