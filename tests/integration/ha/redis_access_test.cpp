@@ -78,55 +78,54 @@ class RelayProduction : public ::testing::Test {
     return relay;
   }
 
+  // A TLS redis-server with a fresh test PKI (kept in pki_).
+  std::unique_ptr<RedisServer> tlsServer(bool require_client_certificate) {
+    auto pki = TestCertificates::create();
+    if (!pki) throw std::runtime_error(pki.error().message);
+    pki_ = std::make_unique<TestCertificates>(std::move(pki).value());
+    RedisServerOptions options;
+    options.tls = RedisServerOptions::Tls{pki_->serverCert(), pki_->serverKey(), pki_->caCert(),
+                                          require_client_certificate};
+    auto server = RedisServer::create(options);
+    if (!server) throw std::runtime_error(server.error().message);
+    return std::move(server).value();
+  }
+
   HaApps apps_{/*with_schedule=*/true};
   TempDir logs_;
   std::string http_;
+  std::unique_ptr<TestCertificates> pki_;
 };
 
 TEST_F(RelayProduction, WrongCaStopsRelayStartWithOneClearLine) {
-  auto pki = TestCertificates::create();
-  ASSERT_TRUE(pki.ok()) << pki.error().message;
-  RedisServerOptions options;
-  options.tls = RedisServerOptions::Tls{pki->serverCert(), pki->serverKey(), pki->caCert(), false};
-  auto server = RedisServer::create(options);
-  ASSERT_TRUE(server.ok()) << server.error().message;
+  auto server = tlsServer(false);
   const BinaryRun run = runRelay({"start"},
-                                 env("rediss://127.0.0.1:" + std::to_string((*server)->port()),
-                                     {"REDIS_TLS_CA=" + pki->otherCaCert()}),
+                                 env("rediss://127.0.0.1:" + std::to_string(server->port()),
+                                     {"REDIS_TLS_CA=" + pki_->otherCaCert()}),
                                  seconds(30));
   EXPECT_EQ(run.exit_code, 1) << run.err;
-  EXPECT_NE(run.err.find("does not verify against the CA in '" + pki->otherCaCert() + "'"),
+  EXPECT_NE(run.err.find("does not verify against the CA in '" + pki_->otherCaCert() + "'"),
             std::string::npos)
       << run.err;
   EXPECT_EQ(firstLine(run.err) + "\n", run.err);
 }
 
 TEST_F(RelayProduction, MissingClientCertificateStopsRelayStart) {
-  auto pki = TestCertificates::create();
-  ASSERT_TRUE(pki.ok()) << pki.error().message;
-  RedisServerOptions options;
-  options.tls = RedisServerOptions::Tls{pki->serverCert(), pki->serverKey(), pki->caCert(), true};
-  auto server = RedisServer::create(options);
-  ASSERT_TRUE(server.ok()) << server.error().message;
+  auto server = tlsServer(true);
   const BinaryRun run = runRelay({"start"},
-                                 env("rediss://127.0.0.1:" + std::to_string((*server)->port()),
-                                     {"REDIS_TLS_CA=" + pki->caCert()}),
+                                 env("rediss://127.0.0.1:" + std::to_string(server->port()),
+                                     {"REDIS_TLS_CA=" + pki_->caCert()}),
                                  seconds(30));
   EXPECT_EQ(run.exit_code, 1) << run.err;
   EXPECT_NE(run.err.find("client certificate"), std::string::npos) << run.err;
 }
 
 TEST_F(RelayProduction, PipelineRunsOverTlsWithAClientCertificate) {
-  auto pki = TestCertificates::create();
-  ASSERT_TRUE(pki.ok()) << pki.error().message;
-  RedisServerOptions options;
-  options.tls = RedisServerOptions::Tls{pki->serverCert(), pki->serverKey(), pki->caCert(), true};
-  auto server = RedisServer::create(options);
-  ASSERT_TRUE(server.ok()) << server.error().message;
-  auto relay = start(env("rediss://localhost:" + std::to_string((*server)->port()),
-                         {"REDIS_TLS_CA=" + pki->caCert(), "REDIS_TLS_CERT=" + pki->clientCert(),
-                          "REDIS_TLS_KEY=" + pki->clientKey()}));
-  auto redis = admin(**server);
+  auto server = tlsServer(true);
+  auto relay = start(env("rediss://localhost:" + std::to_string(server->port()),
+                         {"REDIS_TLS_CA=" + pki_->caCert(), "REDIS_TLS_CERT=" + pki_->clientCert(),
+                          "REDIS_TLS_KEY=" + pki_->clientKey()}));
+  auto redis = admin(*server);
   ASSERT_TRUE(redis->command({"XADD", "{events}", "*", "event", R"({"kind":"ha","n":1})"}).ok());
   ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return apps_.runsByEventNumber().count(1) == 1; },
                                         seconds(30)))
