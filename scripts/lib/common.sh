@@ -9,7 +9,7 @@ RELAY_PACKAGES=(
   libssl-dev libyaml-cpp-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   zlib1g-dev libhowardhinnant-date-dev tzdata
   libgtest-dev libgmock-dev libbenchmark-dev
-  redis-server redis-tools bubblewrap libseccomp-dev python3 nodejs
+  redis-server redis-tools bubblewrap libseccomp-dev passt iproute2 python3 nodejs
 )
 # Packages Debian 12 only carries in bookworm-backports (README "Dependencies" says why each);
 # ensure_packages adds the backports source when one of them is missing.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -17,8 +18,10 @@
 #include "common/rfc3339.h"
 #include "common/size.h"
 #include "common/system_clock.h"
+#include "invocation/paused_apps.h"
 #include "pattern/pattern.h"
 #include "schedule/next_fire.h"
+#include "worker/config.h"
 
 namespace relay::cli {
 namespace {
@@ -37,6 +40,7 @@ struct InspectOptions {
 };
 
 constexpr std::size_t kNextFireTimes = 3;
+constexpr std::chrono::seconds kPausedReadTimeout{2};
 
 std::string dump(const Json& json) {
   return json.dump(2, ' ', false, Json::error_handler_t::replace);
@@ -60,6 +64,31 @@ std::string runtimeText(const app::AppEntry& entry) {
   return entry.runtime ? std::string(app::runtimeName(*entry.runtime)) : "-";
 }
 
+// The apps paused cluster-wide, or nullopt (with a note) when Redis cannot tell: `app ls` still
+// lists the apps without Redis.
+std::optional<std::set<std::string>> pausedApps(const AppFlags& flags, CommandContext& context) {
+  auto config = worker::loadConfig(worker::processEnvironment(), {flags.apps, flags.runtime},
+                                   worker::defaultConsumerName());
+  std::string problem;
+  if (!config.ok()) {
+    problem = config.error().message;
+  } else {
+    redis::ConnectionSettings settings;
+    settings.connect_timeout = kPausedReadTimeout;
+    settings.command_timeout = kPausedReadTimeout;
+    auto redis = redis::Connection::create(config->redis, settings);
+    if (!redis.ok()) {
+      problem = "cannot reach Redis at " + config->redis.describe() + ": " + redis.error().message;
+    } else {
+      auto paused = invocation::readPausedApps(**redis, {config->stream, config->group});
+      if (paused.ok()) return std::move(paused).value();
+      problem = paused.error().message;
+    }
+  }
+  context.err << "note: paused apps unknown (" << problem << ")\n";
+  return std::nullopt;
+}
+
 void runLs(const LsOptions& options, CommandContext& context) {
   // Availability includes the runtime's verdict (handler files, bwrap, image...).
   SystemClock clock;
@@ -69,20 +98,32 @@ void runLs(const LsOptions& options, CommandContext& context) {
   if (!registry) return;
   const auto snapshot = registry->snapshot();
   printIgnored(*snapshot, context);
+  const std::optional<std::set<std::string>> paused = pausedApps(options.flags, context);
+  // A paused app is unavailable to every worker, whatever its runtime says.
+  const auto status = [&paused](const app::AppEntry& entry) {
+    app::AppStatus shown = entry.status;
+    if (paused && paused->count(entry.name) > 0) {
+      shown.available = false;
+      shown.reason = std::string(invocation::kPausedReason);
+    }
+    return shown;
+  };
   if (options.json) {
     Json list = Json::array();
     for (const app::AppEntry& entry : snapshot->apps()) {
       Json errors = Json::array();
       for (const app::Diagnostic& diagnostic : entry.errors)
         errors.push_back(diagnostic.toString());
+      const app::AppStatus shown = status(entry);
       list.push_back({{"name", entry.name},
                       {"dir", entry.dir.string()},
                       {"runtime", entry.runtime ? Json(app::runtimeName(*entry.runtime)) : Json()},
                       {"rules", entry.app ? Json(entry.app->rules.size()) : Json()},
                       {"schedules", entry.app ? Json(entry.app->schedules.size()) : Json()},
-                      {"loaded", entry.status.loaded},
-                      {"available", entry.status.available},
-                      {"reason", entry.status.reason},
+                      {"loaded", shown.loaded},
+                      {"available", shown.available},
+                      {"reason", shown.reason},
+                      {"paused", paused ? Json(paused->count(entry.name) > 0) : Json()},
                       {"errors", std::move(errors)}});
     }
     context.out << dump(list) << "\n";
@@ -91,10 +132,11 @@ void runLs(const LsOptions& options, CommandContext& context) {
   std::vector<std::vector<std::string>> rows = {
       {"NAME", "RUNTIME", "RULES", "SCHEDULES", "LOADED", "AVAILABLE", "REASON"}};
   for (const app::AppEntry& entry : snapshot->apps()) {
-    rows.push_back(
-        {entry.name, runtimeText(entry), entry.app ? std::to_string(entry.app->rules.size()) : "-",
-         entry.app ? std::to_string(entry.app->schedules.size()) : "-", yesNo(entry.status.loaded),
-         yesNo(entry.status.available), entry.status.reason});
+    const app::AppStatus shown = status(entry);
+    rows.push_back({entry.name, runtimeText(entry),
+                    entry.app ? std::to_string(entry.app->rules.size()) : "-",
+                    entry.app ? std::to_string(entry.app->schedules.size()) : "-",
+                    yesNo(shown.loaded), yesNo(shown.available), shown.reason});
   }
   printTable(context.out, rows);
   if (snapshot->apps().empty()) {

@@ -7,8 +7,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 
-#include "app/registry.h"
 #include "cli/backtest.h"
+#include "cli/loaded_apps.h"
 #include "cli/redis_session.h"
 #include "cli/table.h"
 #include "common/duration.h"
@@ -32,19 +32,6 @@ struct BacktestOptions {
   std::size_t samples = 3;
   bool json = false;
 };
-
-// Loads an apps root with no runtime check (nothing runs here). Null when it cannot be listed.
-std::shared_ptr<const app::Snapshot> loadSnapshot(const std::filesystem::path& root,
-                                                  std::string& error) {
-  app::RegistrySettings settings;
-  settings.apps_root = root;
-  auto registry = app::Registry::create(std::move(settings));
-  if (!registry.ok()) {
-    error = registry.error().message;
-    return nullptr;
-  }
-  return (*registry)->snapshot();
-}
 
 std::string timeOf(const std::string& id) {
   const auto parsed = stream::StreamId::parse(id);
@@ -164,18 +151,20 @@ void runBacktest(const BacktestOptions& options, Clock& clock, CommandContext& c
   }
   auto config = loadCommandConfig("backtest", {}, context);
   if (!config) return;
-  std::string error;
-  const auto candidate = loadSnapshot(options.apps, error);
-  if (!candidate) {
-    context.err << kName << ": --apps: " << error << "\n";
+  const auto candidate = loadTemplates(options.apps);
+  if (!candidate.ok()) {
+    context.err << kName << ": --apps: " << candidate.error().message << "\n";
     return;
   }
-  if (!checkCandidate(*candidate, context)) return;
-  const auto deployed = loadSnapshot(config->apps, error);
-  if (!deployed) {
+  if (!checkCandidate(**candidate, context)) return;
+  auto loaded = loadTemplates(config->apps);
+  std::shared_ptr<const app::Snapshot> deployed;
+  if (loaded.ok()) {
+    deployed = std::move(loaded).value();
+  } else {
     context.err << "note: the deployed apps root (RELAY_APPS) cannot be read, nothing to "
                    "compare with: "
-                << error << "\n";
+                << loaded.error().message << "\n";
   }
   for (std::size_t i = 0; deployed && i < deployed->apps().size(); ++i) {
     if (!deployed->apps()[i].errors.empty()) {
@@ -186,7 +175,7 @@ void runBacktest(const BacktestOptions& options, Clock& clock, CommandContext& c
 
   auto session = connectRedisSession("backtest", std::move(*config), context);
   if (!session) return;
-  Backtest backtest(candidate, deployed, session->config.max_event_bytes, options.samples);
+  Backtest backtest(*candidate, deployed, session->config.max_event_bytes, options.samples);
   const std::string start = since ? std::to_string(std::max<long long>(
                                         0, std::chrono::duration_cast<std::chrono::milliseconds>(
                                                clock.now().time_since_epoch() - *since)

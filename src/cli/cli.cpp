@@ -18,6 +18,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   addStartCommand(root, context);
   addInvokeCommand(root, context);
   addExplainCommand(root, context);
+  addPauseCommand(root, context);
   addDlqCommand(root, context);
   addStatsCommand(root, context);
   addHealthCommand(root, context);

@@ -30,6 +30,8 @@ void addStartCommand(CLI::App& root, CommandContext& context);
 void addInvokeCommand(CLI::App& root, CommandContext& context);
 /// `app explain`: registered after addAppCommand(), under its `app` group.
 void addExplainCommand(CLI::App& root, CommandContext& context);
+/// `app pause`, `app resume`: registered after addAppCommand(), under its `app` group.
+void addPauseCommand(CLI::App& root, CommandContext& context);
 void addDlqCommand(CLI::App& root, CommandContext& context);
 void addStatsCommand(CLI::App& root, CommandContext& context);
 void addHealthCommand(CLI::App& root, CommandContext& context);

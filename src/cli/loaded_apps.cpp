@@ -43,6 +43,14 @@ std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view comma
   return loaded;
 }
 
+Result<std::shared_ptr<const app::Snapshot>> loadTemplates(const std::filesystem::path& root) {
+  app::RegistrySettings settings;
+  settings.apps_root = root;
+  auto registry = app::Registry::create(std::move(settings));
+  if (!registry.ok()) return registry.error();
+  return (*registry)->snapshot();
+}
+
 const app::AppEntry* findLoadedApp(const app::Snapshot& snapshot, const std::string& name,
                                    std::string_view command, CommandContext& context) {
   const app::AppEntry* entry = snapshot.find(name);

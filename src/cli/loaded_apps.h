@@ -23,6 +23,10 @@ struct LoadedApps {
 std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view command, Clock& clock,
                                    CommandContext& context);
 
+/// The templates of an apps root alone, with no runtime verdict (for commands that run nothing:
+/// backtest, pause). Fails when the root cannot be listed.
+Result<std::shared_ptr<const app::Snapshot>> loadTemplates(const std::filesystem::path& root);
+
 /// The app `name` of `snapshot` with valid rules. Otherwise writes `relay <command>: ...` (no
 /// such app, listing the apps there, exit 1; a directory that is not an app, exit 1; an app
 /// whose template is invalid, with its errors, exit 2) and returns null.

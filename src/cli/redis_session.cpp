@@ -20,8 +20,12 @@ std::optional<RedisSession> connectRedisSession(std::string_view command,
                                                 CommandContext& context) {
   auto connection = redis::Connection::create(config.redis);
   if (!connection.ok()) {
-    context.err << "relay " << command << ": cannot reach Redis at " << config.redis.describe()
-                << ": " << connection.error().message << "\n";
+    // A refused configuration (TLS, login, a cluster stream without a hash tag) is not an
+    // unreachable server: say which.
+    context.err << "relay " << command << ": "
+                << (redis::retryCannotHelp(connection.error()) ? "redis at "
+                                                               : "cannot reach Redis at ")
+                << config.redis.describe() << ": " << connection.error().message << "\n";
     context.exit_code = kExitFailed;
     return std::nullopt;
   }

@@ -18,6 +18,8 @@ std::string StreamKeys::appTemplate(std::string_view app) const {
   return prefix() + "apps:" + std::string(app);
 }
 
+std::string StreamKeys::paused() const { return prefix() + "paused"; }
+
 std::string invocationField(std::string_view app, std::string_view handler) {
   return std::string(app) + "/" + std::string(handler);
 }

@@ -23,6 +23,8 @@ struct StreamKeys {
   /// `relay:<stream>:apps:<app>`: the app's last valid template, for a worker started while
   /// its local template is invalid.
   std::string appTemplate(std::string_view app) const;
+  /// `relay:<stream>:paused`: the set of paused apps (paused_apps.h reads and writes it).
+  std::string paused() const;
   /// `relay:<stream>:` itself, for SCANs and docs.
   std::string prefix() const;
 };

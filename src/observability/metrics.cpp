@@ -65,11 +65,19 @@ Metrics::Metrics() {
   declare("relay_inflight_invocations", "gauge", "Handler invocations running now.");
   declare("relay_pending_messages", "gauge", "Messages of the group still pending (PEL size).");
   declare("relay_redis_errors_total", "counter", "Failed Redis operations, by operation.");
+  declare("relay_app_paused", "gauge",
+          "1 while an app is paused cluster-wide (relay app pause), 0 once resumed.");
+  declare("relay_redis_reconnects_total", "counter",
+          "Redis connections re-established after one broke, and cluster redirects followed.");
+  declare("relay_redis_failovers_total", "counter",
+          "Times the Redis master changed (sentinel failover, cluster slot moved).");
   declare("relay_trimmed_entries_total", "counter",
           "Entries removed by retention, from the source stream or the DLQ.");
   families_["relay_missing_payload_total"].series[{}] = 0;
   families_["relay_reclaimed_total"].series[{}] = 0;
   families_["relay_inflight_invocations"].series[{}] = 0;
+  families_["relay_redis_reconnects_total"].series[{}] = 0;
+  families_["relay_redis_failovers_total"].series[{}] = 0;
 }
 
 void Metrics::add(std::string_view name, Labels labels, double delta) {
@@ -122,6 +130,15 @@ void Metrics::setPending(long long messages) {
 
 void Metrics::countRedisError(std::string_view op) {
   add("relay_redis_errors_total", {{"op", std::string(op)}}, 1);
+}
+
+void Metrics::setAppPaused(std::string_view app, bool paused) {
+  set("relay_app_paused", {{"app", std::string(app)}}, paused ? 1 : 0);
+}
+
+void Metrics::setRedisConnections(long long reconnects, long long failovers) {
+  set("relay_redis_reconnects_total", {}, static_cast<double>(reconnects));
+  set("relay_redis_failovers_total", {}, static_cast<double>(failovers));
 }
 
 void Metrics::countTrimmed(std::string_view target, long long entries) {

@@ -30,11 +30,15 @@ class Metrics {
   void observeInvocationSeconds(double seconds);
   // relay_dlq_entries_total{reason}: handler, malformed, oversized, schedule.
   void countDlqEntry(std::string_view reason);
-  void countMissingPayload();                 // relay_missing_payload_total
-  void countReclaimed(long long messages);    // relay_reclaimed_total
-  void addInflight(int delta);                // relay_inflight_invocations
-  void setPending(long long messages);        // relay_pending_messages
-  void countRedisError(std::string_view op);  // relay_redis_errors_total{op}
+  void countMissingPayload();                            // relay_missing_payload_total
+  void countReclaimed(long long messages);               // relay_reclaimed_total
+  void addInflight(int delta);                           // relay_inflight_invocations
+  void setPending(long long messages);                   // relay_pending_messages
+  void countRedisError(std::string_view op);             // relay_redis_errors_total{op}
+  void setAppPaused(std::string_view app, bool paused);  // relay_app_paused{app}
+  // relay_redis_reconnects_total and relay_redis_failovers_total: the totals so far, kept by
+  // the Redis endpoint (redis::Topology) and copied here before each exposition.
+  void setRedisConnections(long long reconnects, long long failovers);
   // relay_trimmed_entries_total{target}: stream, dlq (REDIS_STREAM_RETENTION/REDIS_DLQ_RETENTION).
   void countTrimmed(std::string_view target, long long entries);
 

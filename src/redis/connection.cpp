@@ -1,213 +1,184 @@
 #include "redis/connection.h"
 
-#include <fcntl.h>
-#include <hiredict/hiredict.h>
-#include <sys/time.h>
-
-#include <cerrno>
 #include <string>
 #include <utility>
 
-#include "redis/sigpipe_guard.h"
+#include "redis/argv.h"
+#include "redis/cluster.h"
+#include "redis/link.h"
+#include "redis/sentinel.h"
+#include "redis/tls_context.h"
+#include "redis/topology.h"
 
 namespace relay::redis {
 namespace {
 
-timeval toTimeval(std::chrono::milliseconds duration) {
-  timeval tv{};
-  tv.tv_sec = static_cast<time_t>(duration.count() / 1000);
-  tv.tv_usec = static_cast<suseconds_t>((duration.count() % 1000) * 1000);
-  return tv;
-}
-
-// hiredict's argv/argvlen arrays for one command, borrowed from the caller's strings.
-class Argv {
- public:
-  template <typename Range>
-  explicit Argv(const Range& args) {
-    for (const auto& arg : args) add(arg);
-  }
-  void add(std::string_view arg) {
-    // An empty string_view may carry a null data(); hiredict memcpy()s from it even for 0 bytes.
-    pointers_.push_back(arg.empty() ? "" : arg.data());
-    lengths_.push_back(arg.size());
-  }
-  const char** pointers() { return pointers_.data(); }
-  const size_t* lengths() const { return lengths_.data(); }
-  size_t size() const { return pointers_.size(); }
-
- private:
-  std::vector<const char*> pointers_;
-  std::vector<size_t> lengths_;
-};
-
-// A top-level error reply becomes an Error so callers handle it with the other failures.
-Result<Reply> replyOrError(Reply reply) {
-  if (reply.isError()) return reply.toError();
-  return reply;
-}
+// A moved slot settles in one redirect; more means the cluster is still reconfiguring.
+constexpr int kMaxRedirects = 5;
 
 Error misuse(std::string message) { return {ErrorKind::kProtocol, std::move(message)}; }
 
+Result<std::unique_ptr<Link>> openFirst(const Endpoint& endpoint, const LinkOptions& options) {
+  if (!endpoint.isSentinel()) return Link::open(endpoint.address(), options);
+  LinkOptions sentinel = options;
+  sentinel.db = 0;
+  sentinel.auth_on_demand = true;
+  return openSentinelMaster(endpoint, sentinel, options);
+}
+
 }  // namespace
 
-Connection::Connection(Endpoint endpoint, CHandle<redictContext, redictFree> context)
-    : endpoint_(std::move(endpoint)), where_(endpoint_.describe()), context_(std::move(context)) {}
+Connection::Connection(Endpoint endpoint, std::unique_ptr<LinkOptions> options,
+                       std::unique_ptr<Link> link, bool cluster)
+    : endpoint_(std::move(endpoint)),
+      options_(std::move(options)),
+      link_(std::move(link)),
+      cluster_(cluster) {}
 
 Connection::~Connection() = default;
 
 Result<std::unique_ptr<Connection>> Connection::create(const Endpoint& endpoint,
                                                        ConnectionSettings settings) {
-  const bool bounded = settings.connect_timeout.count() > 0;
-  const timeval connect_timeout = toTimeval(settings.connect_timeout);
-  errno = 0;
-  redictContext* raw = nullptr;
-  if (endpoint.transport == Endpoint::Transport::kUnix) {
-    raw = bounded ? redictConnectUnixWithTimeout(endpoint.unix_path.c_str(), connect_timeout)
-                  : redictConnectUnix(endpoint.unix_path.c_str());
-  } else {
-    raw = bounded ? redictConnectWithTimeout(endpoint.host.c_str(), endpoint.port, connect_timeout)
-                  : redictConnect(endpoint.host.c_str(), endpoint.port);
+  auto options = std::make_unique<LinkOptions>();
+  options->timeouts = settings;
+  options->username = endpoint.username;
+  options->password = endpoint.password;
+  options->db = endpoint.db;
+  if (endpoint.tls) {
+    auto tls = TlsContext::create(endpoint.tls_settings);
+    if (!tls) return Error{tls.error().kind, endpoint.describe() + ": " + tls.error().message};
+    options->tls = std::move(tls).value();
   }
-  const int saved_errno = errno;
-  CHandle<redictContext, redictFree> context(raw);
-  if (!context) return Error{ErrorKind::kIo, endpoint.describe() + ": out of memory"};
-  if (context->err != 0) {
-    return errorFromContext(context->err, context->errstr, saved_errno, endpoint.describe());
-  }
-  // Handlers are forked from this process: a Redis socket must never reach one (hiredict opens
-  // sockets without SOCK_CLOEXEC).
-  if (::fcntl(context->fd, F_SETFD, FD_CLOEXEC) != 0) {
-    return Error{ErrorKind::kIo, endpoint.describe() + ": fcntl(FD_CLOEXEC) failed"};
-  }
-  if (endpoint.transport == Endpoint::Transport::kTcp) {
-    // Lets the kernel notice a server that vanished without a FIN while we sit idle.
-    if (redictEnableKeepAlive(context.get()) != REDICT_OK) {
-      return errorFromContext(context->err, context->errstr, errno, endpoint.describe());
+  auto opened = openFirst(endpoint, *options);
+  if (!opened) return opened.error();
+  std::unique_ptr<Link> link = std::move(opened).value();
+  const bool cluster = link->hello().mode == "cluster";
+  if (cluster && !endpoint.slot_key.empty()) {
+    if (!hasHashTag(endpoint.slot_key)) {
+      return Error{ErrorKind::kConfig,
+                   endpoint.describe() + " is a Redis Cluster, and the keys named after '" +
+                       endpoint.slot_key +
+                       "' would spread over several hash slots: use a hash-tagged name such "
+                       "as '{" +
+                       endpoint.slot_key + "}'"};
+    }
+    auto master = slotMaster(*link, keySlot(endpoint.slot_key));
+    if (!master) return master.error();
+    if (!(*master == link->address())) {
+      auto moved = Link::open(*master, *options);
+      if (!moved) return moved.error();
+      link = std::move(moved).value();
     }
   }
-  std::unique_ptr<Connection> connection(new Connection(endpoint, std::move(context)));
-  if (auto status = connection->setCommandTimeout(settings.command_timeout); !status) {
-    return status.error();
-  }
-  if (endpoint.hasAuth()) {
-    auto auth = endpoint.username.empty()
-                    ? connection->command({"AUTH", endpoint.password})
-                    : connection->command({"AUTH", endpoint.username, endpoint.password});
-    if (!auth) return auth.error();
-  }
-  if (endpoint.db != 0) {
-    auto select = connection->command({"SELECT", std::to_string(endpoint.db)});
-    if (!select) return select.error();
-  }
-  return connection;
+  if (endpoint.topology) endpoint.topology->connectedTo(link->address().describe());
+  return std::unique_ptr<Connection>(
+      new Connection(endpoint, std::move(options), std::move(link), cluster));
 }
 
-Status Connection::usable() const {
-  if (!broken_) return {};
-  return Error{ErrorKind::kClosed, where_ + ": connection unusable after an earlier error (" +
-                                       broken_reason_ + "); create a new Connection"};
+bool Connection::ok() const { return link_->ok(); }
+
+std::string Connection::server() const { return link_->address().describe(); }
+
+Result<Reply> Connection::checked(Result<Reply> reply) {
+  if (!reply.ok() && breaksConnection(reply.error()) && link_->ok()) {
+    link_->breakWith(link_->where() + " answered " + std::string(replyErrorCode(reply.error())) +
+                     ": it cannot serve this connection now");
+  }
+  if (!link_->ok() && !break_reported_) {
+    break_reported_ = true;
+    if (endpoint_.topology) endpoint_.topology->connectionBroke();
+  }
+  return reply;
 }
 
-Error Connection::fail(int saved_errno) {
-  Error error = errorFromContext(context_->err, context_->errstr, saved_errno, where_);
-  broken_ = true;
-  broken_reason_ = error.message;
-  pending_ = 0;
-  return error;
-}
-
-Result<Reply> Connection::send(const char** argv, const size_t* lengths, size_t count) {
-  if (auto status = usable(); !status) return status.error();
-  if (count == 0) return misuse("empty command");
-  if (pending_ != 0) {
-    return misuse(std::to_string(pending_) +
-                  " appended commands still await getReply(); a command now would read their "
-                  "reply");
+Result<Reply> Connection::send(Argv& argv) {
+  for (int redirects = 0;; ++redirects) {
+    auto reply = link_->send(argv);
+    const auto redirect =
+        reply.ok() ? std::nullopt : parseRedirect(reply.error(), link_->address());
+    if (!redirect || redirects == kMaxRedirects) return checked(std::move(reply));
+    auto target = Link::open(redirect->target, *options_);
+    if (!target) {
+      link_->breakWith("redirected to " + redirect->target.describe() +
+                       ", which cannot be reached: " + target.error().message);
+      (void)checked(target.error());
+      return target.error();
+    }
+    if (redirect->ask) {
+      // The slot is migrating: this one command goes to the target, after ASKING.
+      Argv asking(std::initializer_list<std::string_view>{"ASKING"});
+      if (auto status = (*target)->append(asking); !status) return status.error();
+      if (auto status = (*target)->append(argv); !status) return status.error();
+      if (auto asked = (*target)->getReply(); !asked) return asked.error();
+      return (*target)->getReply();
+    }
+    link_ = std::move(target).value();
+    break_reported_ = false;
+    if (endpoint_.topology) endpoint_.topology->redirectedTo(link_->address().describe());
   }
-  void* raw = nullptr;
-  int saved_errno = 0;
-  {
-    SigpipeGuard guard;
-    raw = redictCommandArgv(context_.get(), static_cast<int>(count), argv, lengths);
-    saved_errno = errno;
-  }
-  if (raw == nullptr) return fail(saved_errno);
-  return replyOrError(Reply(static_cast<redictReply*>(raw)));
 }
 
 Result<Reply> Connection::command(std::initializer_list<std::string_view> args) {
   Argv argv(args);
-  return send(argv.pointers(), argv.lengths(), argv.size());
+  return send(argv);
 }
 
 Result<Reply> Connection::command(const std::vector<std::string>& args) {
   Argv argv(args);
-  return send(argv.pointers(), argv.lengths(), argv.size());
+  return send(argv);
 }
 
 Result<Reply> Connection::command(std::span<const std::string_view> args) {
   Argv argv(args);
-  return send(argv.pointers(), argv.lengths(), argv.size());
-}
-
-Status Connection::append(const char** argv, const size_t* lengths, size_t count) {
-  if (auto status = usable(); !status) return status.error();
-  if (count == 0) return misuse("empty command");
-  // Only buffers; nothing touches the socket until getReply().
-  if (redictAppendCommandArgv(context_.get(), static_cast<int>(count), argv, lengths) !=
-      REDICT_OK) {
-    return fail(errno);
-  }
-  ++pending_;
-  return {};
+  return send(argv);
 }
 
 Status Connection::appendCommand(std::initializer_list<std::string_view> args) {
   Argv argv(args);
-  return append(argv.pointers(), argv.lengths(), argv.size());
+  return link_->append(argv);
 }
 
 Status Connection::appendCommand(const std::vector<std::string>& args) {
   Argv argv(args);
-  return append(argv.pointers(), argv.lengths(), argv.size());
+  return link_->append(argv);
 }
 
 Status Connection::appendCommand(std::span<const std::string_view> args) {
   Argv argv(args);
-  return append(argv.pointers(), argv.lengths(), argv.size());
+  return link_->append(argv);
 }
 
-Result<Reply> Connection::getReply() {
-  if (auto status = usable(); !status) return status.error();
-  if (pending_ == 0) return misuse("getReply() without an appended command");
-  void* raw = nullptr;
-  int rc = REDICT_OK;
-  int saved_errno = 0;
-  {
-    SigpipeGuard guard;
-    rc = redictGetReply(context_.get(), &raw);
-    saved_errno = errno;
-  }
-  if (rc != REDICT_OK || raw == nullptr) return fail(saved_errno);
-  --pending_;
-  return replyOrError(Reply(static_cast<redictReply*>(raw)));
-}
+Result<Reply> Connection::getReply() { return checked(link_->getReply()); }
+
+size_t Connection::pendingReplies() const { return link_->pending(); }
 
 Result<std::vector<Result<Reply>>> Connection::pipeline(
     const std::vector<std::vector<std::string>>& commands) {
-  if (pending_ != 0) {
-    return misuse(std::to_string(pending_) + " appended commands still await getReply()");
+  if (link_->pending() != 0) {
+    return misuse(std::to_string(link_->pending()) + " appended commands still await getReply()");
   }
+  std::vector<Argv> argvs;
+  argvs.reserve(commands.size());
   for (const auto& args : commands) {
-    if (auto status = appendCommand(args); !status) return status.error();
+    argvs.emplace_back(args);
+    if (auto status = link_->append(argvs.back()); !status) return checked(status.error()).error();
   }
   std::vector<Result<Reply>> replies;
   replies.reserve(commands.size());
   for (size_t i = 0; i < commands.size(); ++i) {
-    auto reply = getReply();
-    if (!reply && reply.error().kind != ErrorKind::kReply) return reply.error();
+    auto reply = link_->getReply();
+    if (!reply && reply.error().kind != ErrorKind::kReply) return checked(reply.error()).error();
     replies.push_back(std::move(reply));
+  }
+  // A cluster that moved the slot answered MOVED to every command from the first one it did
+  // not run: sending those again, in order, keeps the pipeline's order.
+  for (size_t i = 0; i < replies.size(); ++i) {
+    if (replies[i].ok()) continue;
+    if (parseRedirect(replies[i].error(), link_->address())) {
+      replies[i] = send(argvs[i]);
+    } else {
+      replies[i] = checked(std::move(replies[i]));
+    }
   }
   return replies;
 }
@@ -222,18 +193,17 @@ Result<Reply> Connection::eval(const Script& script, const std::vector<std::stri
     return argv;
   };
   Argv by_sha = argvFor("EVALSHA", script.sha1());
-  auto reply = send(by_sha.pointers(), by_sha.lengths(), by_sha.size());
+  auto reply = send(by_sha);
   if (reply || !isReplyError(reply.error(), "NOSCRIPT")) return reply;
-  // The server lost its script cache (restart, SCRIPT FLUSH); EVAL runs the source and caches
-  // it again for the next EVALSHA.
+  // The server lost its script cache (restart, failover to a replica, SCRIPT FLUSH); EVAL runs
+  // the source and caches it again for the next EVALSHA.
   Argv by_source = argvFor("EVAL", script.source());
-  return send(by_source.pointers(), by_source.lengths(), by_source.size());
+  return send(by_source);
 }
 
 Status Connection::setCommandTimeout(std::chrono::milliseconds timeout) {
-  if (auto status = usable(); !status) return status.error();
-  if (timeout.count() < 0) return misuse("negative command timeout");
-  if (redictSetTimeout(context_.get(), toTimeval(timeout)) != REDICT_OK) return fail(errno);
+  if (auto status = link_->setCommandTimeout(timeout); !status) return status.error();
+  options_->timeouts.command_timeout = timeout;  // for the links redirects open
   return {};
 }
 

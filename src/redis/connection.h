@@ -9,49 +9,52 @@
 #include <string_view>
 #include <vector>
 
-#include "common/c_free.h"
+#include "redis/connection_settings.h"
 #include "redis/endpoint.h"
 #include "redis/errors.h"
 #include "redis/reply.h"
 #include "redis/script.h"
 
-// See reply.h for why hiredict is declared rather than included.
-struct redictContext;
-extern "C" void redictFree(redictContext* context);
-
 namespace relay::redis {
 
-/// Timeouts of one Connection.
-struct ConnectionSettings {
-  /// Bound on establishing the TCP/unix connection (AUTH and SELECT count as commands).
-  /// Zero: as long as the operating system takes.
-  std::chrono::milliseconds connect_timeout = std::chrono::seconds(5);
-  /// Bound on each blocking socket read or write of a command. Zero: wait forever. Must be
-  /// longer than any server-side block the caller asks for (XREADGROUP BLOCK, BLPOP).
-  std::chrono::milliseconds command_timeout = std::chrono::seconds(10);
-};
+class Argv;
+class Link;
+class TlsContext;
+struct LinkOptions;
 
-/// One blocking connection to Redis (a hiredict context it owns).
+/// One blocking connection to the Redis master that serves an endpoint: the server itself, the
+/// master its sentinels name, or, on a Redis Cluster, the master of the endpoint's slot_key.
 ///
 /// NOT thread-safe: use one Connection per thread, or guard it with a mutex.
 /// Every call blocks the calling thread for at most the command timeout per socket operation.
 /// Any failure other than a Redis error reply (I/O, timeout, EOF, protocol) leaves the
-/// connection broken: ok() turns false and every later call fails fast with kClosed. There is
-/// no automatic reconnect - the caller decides (back off, then create() a new Connection).
+/// connection broken: ok() turns false and every later call fails fast with kClosed. So do the
+/// replies that say this server cannot serve us (READONLY: a replica, e.g. a demoted master;
+/// NOAUTH, LOADING, MASTERDOWN, CLUSTERDOWN): the caller creates a new Connection, which finds
+/// the master again. A cluster's MOVED is followed in place (the connection moves to the new
+/// master) and ASK for one command; the caller never sees either.
 class Connection {
  public:
-  /// Connects, then sends AUTH (when the endpoint has a user or password) and SELECT (when
-  /// db != 0). Fails with kIo/kTimeout when the server cannot be reached and with kReply when
-  /// AUTH or SELECT is refused (e.g. WRONGPASS).
+  /// Connects (TLS for rediss://), logs in (HELLO 2 AUTH, or AUTH on servers before 6) and
+  /// SELECTs db != 0. For a sentinel endpoint, first asks the sentinels for the master. On a
+  /// cluster node, moves to the master of endpoint.slot_key, and refuses a slot_key without a
+  /// hash tag with kConfig. Fails with kIo/kTimeout when no server can be reached, kConfig for a
+  /// TLS or cluster setup that cannot work, and kReply when the login or SELECT is refused
+  /// (WRONGPASS, NOAUTH). Every socket it opens is close-on-exec.
   static Result<std::unique_ptr<Connection>> create(const Endpoint& endpoint,
                                                     ConnectionSettings settings = {});
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
-  /// False once an I/O, timeout, EOF or protocol error has broken the connection.
-  bool ok() const { return !broken_; }
+  /// False once an I/O, timeout, EOF or protocol error, or a reply such as READONLY, has
+  /// broken the connection.
+  bool ok() const;
   const Endpoint& endpoint() const { return endpoint_; }
+  /// The server this connection talks to now ("host:port"), e.g. the master sentinels named.
+  std::string server() const;
+  /// Whether the server is a Redis Cluster node.
+  bool cluster() const { return cluster_; }
 
   /// Sends one command (each argument binary-safe) and waits for its reply. A Redis error
   /// reply comes back as an Error of kind kReply (test it with isReplyError()); nested error
@@ -61,22 +64,24 @@ class Connection {
   Result<Reply> command(std::span<const std::string_view> args);
 
   /// Queues a command in the output buffer without sending it; getReply() flushes the buffer
-  /// and reads replies in order. Each appendCommand() needs exactly one getReply().
+  /// and reads replies in order. Each appendCommand() needs exactly one getReply(). Unlike
+  /// command() and pipeline(), these two do not follow cluster redirects.
   Status appendCommand(std::initializer_list<std::string_view> args);
   Status appendCommand(const std::vector<std::string>& args);
   Status appendCommand(std::span<const std::string_view> args);
   /// The reply to the oldest appended command; error replies as kReply, like command().
   Result<Reply> getReply();
   /// Number of appended commands whose reply has not been read yet.
-  size_t pendingReplies() const { return pending_; }
+  size_t pendingReplies() const;
 
   /// Sends all commands in one round trip. The outer Result fails (and the connection breaks)
-  /// on I/O errors; each inner Result holds one command's reply or its kReply error.
+  /// on I/O errors; each inner Result holds one command's reply or its kReply error. Commands
+  /// a cluster redirected are sent again, in order, where the redirect says.
   Result<std::vector<Result<Reply>>> pipeline(
       const std::vector<std::vector<std::string>>& commands);
 
-  /// Runs `script` with EVALSHA; on NOSCRIPT (server restarted or SCRIPT FLUSH) sends the
-  /// source with EVAL, which also caches it for the next EVALSHA.
+  /// Runs `script` with EVALSHA; on NOSCRIPT (server restarted, failed over, or SCRIPT FLUSH)
+  /// sends the source with EVAL, which also caches it for the next EVALSHA.
   Result<Reply> eval(const Script& script, const std::vector<std::string>& keys,
                      const std::vector<std::string>& args);
 
@@ -84,20 +89,20 @@ class Connection {
   Status setCommandTimeout(std::chrono::milliseconds timeout);
 
  private:
-  Connection(Endpoint endpoint, CHandle<redictContext, redictFree> context);
+  Connection(Endpoint endpoint, std::unique_ptr<LinkOptions> options, std::unique_ptr<Link> link,
+             bool cluster);
 
-  Status usable() const;
-  Result<Reply> send(const char** argv, const size_t* lengths, size_t count);
-  Status append(const char** argv, const size_t* lengths, size_t count);
-  // Marks the connection broken by the hiredict error just seen and returns it.
-  Error fail(int saved_errno);
+  // Sends one command, following MOVED/ASK, and breaks the link on replies that say this
+  // server cannot serve us.
+  Result<Reply> send(Argv& argv);
+  // Error replies that mean "wrong server, or none can serve now": the link is dropped.
+  Result<Reply> checked(Result<Reply> reply);
 
   Endpoint endpoint_;
-  std::string where_;  // endpoint_.describe(), prefixed to I/O error messages
-  CHandle<redictContext, redictFree> context_;
-  size_t pending_ = 0;
-  bool broken_ = false;
-  std::string broken_reason_;
+  std::unique_ptr<LinkOptions> options_;
+  std::unique_ptr<Link> link_;
+  bool cluster_ = false;
+  bool break_reported_ = false;  // the topology was told this connection broke
 };
 
 }  // namespace relay::redis

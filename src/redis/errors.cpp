@@ -19,6 +19,8 @@ const char* errorKindName(ErrorKind kind) {
       return "protocol";
     case ErrorKind::kReply:
       return "reply";
+    case ErrorKind::kConfig:
+      return "configuration";
   }
   return "unknown";
 }
@@ -34,6 +36,8 @@ relay::Error Error::toRelay() const {
     case ErrorKind::kProtocol:
     case ErrorKind::kReply:
       return relay::Error::internal(std::move(text));
+    case ErrorKind::kConfig:
+      return relay::Error::invalid(std::move(text));
   }
   return relay::Error::internal(std::move(text));
 }
@@ -46,6 +50,18 @@ std::string_view replyErrorCode(const Error& error) {
 
 bool isReplyError(const Error& error, std::string_view code) {
   return error.kind == ErrorKind::kReply && !code.empty() && replyErrorCode(error) == code;
+}
+
+bool retryCannotHelp(const Error& error) {
+  return error.kind == ErrorKind::kConfig || isReplyError(error, "WRONGPASS") ||
+         isReplyError(error, "NOAUTH") || isReplyError(error, "NOPERM");
+}
+
+bool breaksConnection(const Error& error) {
+  for (std::string_view code : {"READONLY", "NOAUTH", "LOADING", "MASTERDOWN", "CLUSTERDOWN"}) {
+    if (isReplyError(error, code)) return true;
+  }
+  return false;
 }
 
 Error errorFromContext(int hiredict_err, std::string_view errstr, int saved_errno,

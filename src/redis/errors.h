@@ -16,7 +16,8 @@
 // switch on `error.kind`; for kReply they test the server's error code with isReplyError()
 // (the message is the server's text verbatim, e.g. "NOSCRIPT No matching script..."). At a
 // module boundary that speaks relay::Result, convert with toRelay(): kIo/kClosed become
-// kUnavailable, kTimeout stays kTimeout, kProtocol/kReply become kInternal.
+// kUnavailable, kTimeout stays kTimeout, kProtocol/kReply become kInternal, kConfig becomes
+// kInvalidArgument.
 //
 // All hiredict error codes are mapped to kinds in errors.cpp and nowhere else.
 
@@ -29,9 +30,12 @@ enum class ErrorKind {
   kClosed,    // the server closed the connection, or it was already broken by an earlier error
   kProtocol,  // malformed data from the server, or a reply of an unexpected type
   kReply,     // Redis answered with an error reply (-ERR, -WRONGTYPE, -NOSCRIPT, ...)
+  kConfig,    // the endpoint cannot work as configured: TLS files or certificate checks, a
+              // cluster key without a hash tag; retrying cannot help
 };
 
-/// Name of a kind for messages ("i/o", "timeout", "closed", "protocol", "reply").
+/// Name of a kind for messages ("i/o", "timeout", "closed", "protocol", "reply",
+/// "configuration").
 const char* errorKindName(ErrorKind kind);
 
 /// A failure from this module: a kind to switch on and a message for people.
@@ -50,6 +54,15 @@ bool isReplyError(const Error& error, std::string_view code);
 
 /// The first word of a kReply error ("WRONGTYPE"); empty for other kinds.
 std::string_view replyErrorCode(const Error& error);
+
+/// Whether connecting again cannot help until an operator changes something: kConfig, and the
+/// login refusals WRONGPASS, NOAUTH (a password is required) and NOPERM.
+bool retryCannotHelp(const Error& error);
+
+/// Whether an error reply says the server cannot serve this connection now, so the
+/// connection must be replaced (and the master found again): READONLY (a replica, e.g. a
+/// demoted master), NOAUTH, LOADING, MASTERDOWN, CLUSTERDOWN.
+bool breaksConnection(const Error& error);
 
 /// Maps a hiredict context error (redictContext::err, ::errstr) to an Error. `saved_errno` is
 /// errno captured right after the failing hiredict call: hiredict reports an expired

@@ -96,7 +96,7 @@ struct ChildPlan {
   if (options.uid && ::syscall(SYS_setresuid, *options.uid, *options.uid, *options.uid) != 0) {
     fail(7);
   }
-  if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(8);
+  if (options.no_new_privs && ::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) fail(8);
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig) ::sigaction(sig, &default_action, nullptr);

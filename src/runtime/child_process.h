@@ -30,6 +30,10 @@ struct LaunchOptions {
   /// Descriptors the program gets as 3, 4, ... (e.g. bwrap --seccomp 3); still owned by the
   /// caller. Every other descriptor above 2 is closed at exec.
   std::vector<int> inherited_fds;
+  /// Sets no_new_privs before exec. Off only for a program that must gain capabilities in a
+  /// user namespace of its own across an exec (pasta running bwrap); bwrap sets it for the
+  /// handler itself.
+  bool no_new_privs = true;
 };
 
 /// An owned child process in its own session with piped stdin/stdout/stderr. The destructor

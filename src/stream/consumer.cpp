@@ -45,12 +45,12 @@ redis::Result<std::vector<StreamEntry>> Consumer::read(redis::Connection& redis,
        "BLOCK", std::to_string(settings_.block.count()), "STREAMS", settings_.stream, ">"});
   if (!reply.ok()) {
     metrics_.countRedisError("xreadgroup");
-    redis_reachable_ = reply.error().kind == redis::ErrorKind::kReply;
+    redis_health_.failed(reply.error());
     // The group vanished (XGROUP DESTROY, FLUSHALL): create it again.
     if (redis::isReplyError(reply.error(), "NOGROUP")) (void)ensureGroup(redis);
     return reply.error();
   }
-  redis_reachable_ = true;
+  redis_health_.healthy();
   return parseReadGroup(reply->view());
 }
 
@@ -59,6 +59,14 @@ void Consumer::process(invocation::LifecycleStore& store, const StreamEntry& ent
   if (delivery == invocation::Delivery::kPending) {
     logger_.debug("message left pending", {{"message_id", entry.id}});
   }
+}
+
+void Consumer::clearMissing(invocation::LifecycleStore& store, const std::string& id) {
+  // Data loss, not success: counted and cleared, never given a made-up payload or DLQ entry.
+  metrics_.countMissingPayload();
+  logger_.warn("pending message has no stream entry (trimmed or deleted externally): cleared",
+               {{"message_id", id}});
+  if (auto cleared = store.clearMissing(id); !cleared.ok()) metrics_.countRedisError("xack");
 }
 
 invocation::LifecycleStore& Consumer::syncStore() {
@@ -87,13 +95,7 @@ redis::Result<int> Consumer::sweep(redis::Connection& redis, invocation::Lifecyc
     }
     auto page = parseAutoClaim(reply->view());
     if (!page.ok()) return page.error();
-    for (const std::string& id : page->deleted) {
-      // Data loss, not success: counted and cleared, never given a made-up payload or DLQ entry.
-      metrics_.countMissingPayload();
-      logger_.warn("pending message has no stream entry (trimmed or deleted externally): cleared",
-                   {{"message_id", id}});
-      if (auto cleared = store.clearMissing(id); !cleared.ok()) metrics_.countRedisError("xack");
-    }
+    for (const std::string& id : page->deleted) clearMissing(store, id);
     std::vector<StreamEntry> fresh;
     {
       std::lock_guard lock(mutex_);
@@ -162,7 +164,7 @@ std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Conn
       backoff = settings_.reconnect_min;
       return std::move(created).value();
     }
-    redis_reachable_ = false;
+    redis_health_.failed(created.error());
     metrics_.countRedisError("connect");
     logger_.warn("redis unreachable, retrying",
                  {{"redis", endpoint_.describe()},
@@ -204,7 +206,7 @@ void Consumer::readerLoop() {
         continue;
       }
       group_ready = true;
-      redis_reachable_ = true;  // Redis answered: /healthz need not wait for the first read
+      redis_health_.healthy();  // Redis answered: /healthz need not wait for the first read
     }
     // Backpressure: the backlog stays in Redis while the hands are full.
     const int room = waitForRoom();
@@ -219,20 +221,96 @@ void Consumer::readerLoop() {
   }
 }
 
+void Consumer::redriveSoon() { redrive_requested_ = true; }
+
+redis::Result<int> Consumer::redriveOnce(redis::Connection& redis) {
+  invocation::LifecycleStore& store = syncStore();
+  return redrive(redis, store, [&](std::vector<StreamEntry> entries) {
+    for (const StreamEntry& entry : entries) {
+      if (stopping_) break;
+      process(store, entry);
+    }
+  });
+}
+
+redis::Result<int> Consumer::redrive(redis::Connection& redis, invocation::LifecycleStore& store,
+                                     const Deliver& deliver) {
+  std::string start = "-";
+  int redriven = 0;
+  while (!stopping_) {
+    auto reply = redis.command({"XPENDING", settings_.stream, settings_.group, start, "+",
+                                std::to_string(settings_.read_count), settings_.consumer});
+    if (!reply.ok()) {
+      metrics_.countRedisError("xpending");
+      return reply.error();
+    }
+    auto rows = reply->elements();
+    if (!rows.ok()) return rows.error();
+    for (const redis::ReplyView row : *rows) {
+      auto id = row.at(0);
+      auto idle = row.at(2);
+      if (!id.ok() || !idle.ok() || !id->string().ok() || !idle->integer().ok()) {
+        return redis::Error{redis::ErrorKind::kProtocol, "unexpected XPENDING row"};
+      }
+      const std::string message_id(*id->string());
+      start = "(" + message_id;
+      {
+        std::lock_guard lock(mutex_);
+        if (unfinished_.count(message_id)) continue;  // in hand here already
+      }
+      auto claimed = redis.command({"XCLAIM", settings_.stream, settings_.group, settings_.consumer,
+                                    std::to_string(*idle->integer()), message_id});
+      if (!claimed.ok()) {
+        metrics_.countRedisError("xclaim");
+        return claimed.error();
+      }
+      auto entries = parseEntries(claimed->view());
+      if (!entries.ok()) return entries.error();
+      std::vector<StreamEntry> present;
+      for (StreamEntry& entry : *entries) {
+        ++redriven;
+        if (entry.deleted) {
+          clearMissing(store, entry.id);
+        } else {
+          present.push_back(std::move(entry));
+        }
+      }
+      deliver(std::move(present));
+    }
+    if (rows->size() < static_cast<std::size_t>(settings_.read_count)) break;
+  }
+  return redriven;
+}
+
 void Consumer::reclaimLoop() {
   std::unique_ptr<redis::Connection> redis;
   std::unique_ptr<invocation::LifecycleStore> store = stores_();
   milliseconds backoff = settings_.reconnect_min;
+  MonoTime next_reclaim = clock_.monotonicNow() + settings_.reclaim_interval;
   while (!stopping_) {
-    sleepUnlessStopping(settings_.reclaim_interval);
+    while (!stopping_ && !redrive_requested_ && clock_.monotonicNow() < next_reclaim) {
+      clock_.sleepFor(std::min(kStopCheck, std::chrono::duration_cast<milliseconds>(
+                                               next_reclaim - clock_.monotonicNow())));
+    }
     if (stopping_) return;
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
-    // The sweep only hands messages to the pool: a long handler never stalls it.
-    auto reclaimed = sweep(*redis, *store, [&](std::vector<StreamEntry> entries) {
+    // Sweeps only hand messages to the pool: a long handler never stalls them.
+    const Deliver to_pool = [&](std::vector<StreamEntry> entries) {
       waitForRoom();
       enqueue(std::move(entries));
-    });
+    };
+    if (redrive_requested_.exchange(false)) {
+      auto redriven = redrive(*redis, *store, to_pool);
+      if (!redriven.ok()) {
+        logger_.warn("redriving pending messages failed", {{"error", redriven.error().message}});
+      } else if (*redriven > 0) {
+        logger_.info("redrove own pending messages", {{"count", std::to_string(*redriven)}});
+      }
+      continue;
+    }
+    next_reclaim = clock_.monotonicNow() + settings_.reclaim_interval;
+    auto reclaimed = sweep(*redis, *store, to_pool);
     if (!reclaimed.ok()) {
       logger_.warn("reclaim failed", {{"error", reclaimed.error().message}});
     } else if (*reclaimed > 0) {

@@ -19,6 +19,7 @@
 #include "observability/metrics.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
+#include "redis/health.h"
 #include "stream/due_retries.h"
 #include "stream/stream_entry.h"
 
@@ -78,8 +79,18 @@ class Consumer {
   /// One poll of the due-retry index processed synchronously. Returns the number taken.
   redis::Result<int> pollDueOnce(redis::Connection& redis);
 
-  /// Redis answered the reader's last call (for /healthz).
-  bool redisReachable() const { return redis_reachable_.load(); }
+  /// Asks the reclaimer to redrive this consumer's own pending messages now, instead of waiting
+  /// for them to idle past min_pending_idle (an app was resumed: docs/cli.md "Pausing an app").
+  /// Thread-safe, non-blocking.
+  void redriveSoon();
+  /// Processes this consumer's own pending messages that it is not processing already:
+  /// XPENDING for this consumer, then XCLAIM of each at the idle time XPENDING showed, so that
+  /// a replica that reclaimed the message in between keeps it. Synchronous; returns how many.
+  redis::Result<int> redriveOnce(redis::Connection& redis);
+
+  /// Why Redis could not serve the reader's last call (unreachable, NOAUTH, READONLY, LOADING,
+  /// MASTERDOWN, CLUSTERDOWN...); nullopt when it answered. For /healthz.
+  std::optional<std::string> redisProblem() const { return redis_health_.problem(); }
   bool stopping() const { return stopping_.load(); }
   /// Messages in hand: queued or being processed.
   int inHand() const;
@@ -90,6 +101,11 @@ class Consumer {
   /// One XAUTOCLAIM sweep; `deliver` gets each page's entries not already in hand.
   redis::Result<int> sweep(redis::Connection& redis, invocation::LifecycleStore& store,
                            const Deliver& deliver);
+  /// XCLAIMs this consumer's own pending messages not in hand; `deliver` gets them.
+  redis::Result<int> redrive(redis::Connection& redis, invocation::LifecycleStore& store,
+                             const Deliver& deliver);
+  /// Counts, logs and clears a pending reference whose stream entry is gone.
+  void clearMissing(invocation::LifecycleStore& store, const std::string& id);
   void process(invocation::LifecycleStore& store, const StreamEntry& entry);
   invocation::LifecycleStore& syncStore();
   void readerLoop();
@@ -113,8 +129,9 @@ class Consumer {
   DueRetries due_;
   const int capacity_;  // max(max_unfinished, workers)
   std::atomic<bool> stopping_{false};
-  std::atomic<bool> redis_reachable_{false};
-  std::unique_ptr<invocation::LifecycleStore> sync_store_;  // readOnce/reclaimOnce/pollDueOnce
+  std::atomic<bool> redrive_requested_{false};
+  redis::Health redis_health_;
+  std::unique_ptr<invocation::LifecycleStore> sync_store_;  // the *Once calls
 
   mutable std::mutex mutex_;
   std::condition_variable changed_;

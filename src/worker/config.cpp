@@ -2,8 +2,10 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <charconv>
 #include <cstdlib>
+#include <cstring>
 
 #include "common/duration.h"
 #include "common/size.h"
@@ -22,6 +24,31 @@ bool validName(std::string_view value) {
     if (static_cast<unsigned char>(c) <= ' ' || c == 0x7f) return false;
   }
   return true;
+}
+
+// REDIS_TLS_*: files are checked here, so a typo stops `relay start` before Redis is touched.
+Status tlsSettings(const Environment& environment, redis::Endpoint& endpoint) {
+  const std::pair<std::string_view, std::string*> variables[] = {
+      {"REDIS_TLS_CA", &endpoint.tls_settings.ca_file},
+      {"REDIS_TLS_CERT", &endpoint.tls_settings.cert_file},
+      {"REDIS_TLS_KEY", &endpoint.tls_settings.key_file},
+      {"REDIS_TLS_SERVER_NAME", &endpoint.tls_settings.server_name}};
+  for (const auto& [name, target] : variables) {
+    auto value = environment(name);
+    if (!value || value->empty()) continue;
+    if (!endpoint.tls) {
+      return bad(name, *value, "TLS settings need a rediss:// (or rediss+sentinel://) REDIS_URI");
+    }
+    if (name != "REDIS_TLS_SERVER_NAME" && ::access(value->c_str(), R_OK) != 0) {
+      return bad(name, *value, std::string("cannot read the file: ") + std::strerror(errno));
+    }
+    *target = *value;
+  }
+  if (endpoint.tls_settings.cert_file.empty() != endpoint.tls_settings.key_file.empty()) {
+    return Error::invalid(
+        "REDIS_TLS_CERT and REDIS_TLS_KEY go together: a client certificate needs its key");
+  }
+  return {};
 }
 
 }  // namespace
@@ -76,6 +103,9 @@ Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOver
     return Error::invalid("REDIS_URI: " + endpoint.error().message);
   }
   config.redis = *endpoint;
+  if (auto tls = tlsSettings(environment, config.redis); !tls.ok()) return tls.error();
+  // On a Redis Cluster every key of the stream must share its slot (docs/operations.md).
+  config.redis.slot_key = config.stream;
   if (auto http = observability::parseHttpAddress(config.http_addr); !http.ok()) {
     return Error::invalid("RELAY_HTTP_ADDR: " + http.error().message);
   }

@@ -4,9 +4,10 @@
 
 namespace relay::worker {
 
-observability::HttpReply healthReply(bool redis_reachable, const std::string& redis) {
-  if (redis_reachable) return {200, "ok\n"};
-  return {503, "unhealthy: redis at " + redis + " did not answer the consumer's last read\n"};
+observability::HttpReply healthReply(const std::optional<std::string>& redis_problem,
+                                     const std::string& redis) {
+  if (!redis_problem) return {200, "ok\n"};
+  return {503, "unhealthy: redis at " + redis + ": " + *redis_problem + "\n"};
 }
 
 observability::HttpReply readinessReply(const GroupState& group, const app::Snapshot& apps,

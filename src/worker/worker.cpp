@@ -5,6 +5,8 @@
 #include "app/watcher.h"
 #include "common/duration.h"
 #include "common/size.h"
+#include "invocation/paused_apps.h"
+#include "redis/topology.h"
 #include "stream/invocation_spec.h"
 #include "worker/endpoints.h"
 #include "worker/runtime_factory.h"
@@ -21,6 +23,13 @@ Worker::~Worker() { stop(); }
 Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::ostream& log,
                                                Clock& clock, Random& random,
                                                WorkerInternals internals) {
+  // A Redis that refuses this configuration (TLS, login, a cluster stream without a hash tag)
+  // stops `relay start` now; an unreachable one is waited for by the loops, as after a crash.
+  if (auto probe = redis::Connection::create(config.redis); !probe.ok()) {
+    if (redis::retryCannotHelp(probe.error())) {
+      return Error::invalid("redis at " + config.redis.describe() + ": " + probe.error().message);
+    }
+  }
   std::unique_ptr<Worker> worker(new Worker(config, log, clock, random));
   Worker& w = *worker;
   observability::Logger& logger = w.logger_;
@@ -33,9 +42,16 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
     w.logger_.warn("RELAY_RUNTIME=process runs handlers WITHOUT isolation: development only");
   }
   runtime::Runtime& backend = *w.runtime_;
+  w.pauses_ = std::make_unique<PauseWatcher>(internals.pauses, config.redis,
+                                             invocation::StreamKeys{config.stream, config.group},
+                                             w.metrics_, w.logger_, clock);
   app::RegistrySettings registry;
   registry.apps_root = config.apps;
-  registry.availability = [&backend](const app::App& app) {
+  // A paused app is unavailable like one its runtime cannot run: matched invocations stay
+  // pending, nothing is charged, schedules keep publishing (docs/cli.md "Pausing an app").
+  registry.availability = [&backend, &pauses = *w.pauses_](const app::App& app) {
+    if (pauses.paused(app.name))
+      return app::Availability{false, std::string(invocation::kPausedReason)};
     return stream::runtimeAvailability(backend, app);
   };
   w.keeper_ = std::make_unique<RedisTemplateKeeper>(
@@ -86,6 +102,11 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
       w.logger_, clock);
   w.housekeeper_ = std::make_unique<Housekeeper>(w.internals_.housekeeping, config.redis, keys,
                                                  *w.trimmer_, w.metrics_, w.logger_, clock);
+  w.pauses_->onChange([&w](const PauseWatcher::Change& change) {
+    w.registry_->refreshAvailability();
+    // Resumed: run the backlog now rather than when the reclaimer finds it idle.
+    if (!change.resumed.empty()) w.consumer_->redriveSoon();
+  });
   if (auto served = w.serveEndpoints(); !served.ok()) return served.error();
   return worker;
 }
@@ -103,7 +124,7 @@ Status Worker::serveEndpoints() {
     return observability::HttpReply{200, metrics_.exposition(), kPrometheusContentType};
   });
   http_->handle("/healthz", [this](const observability::HttpRequest&) {
-    return healthReply(consumer_->redisReachable(), config_.redis.describe());
+    return healthReply(consumer_->redisProblem(), config_.redis.describe());
   });
   http_->handle("/readyz", [this](const observability::HttpRequest&) {
     return readinessReply(housekeeper_->groupState(), *registry_->snapshot(), stopping_);
@@ -145,7 +166,16 @@ void Worker::watchApps() {
 }
 
 void Worker::run() {
+  // Paused apps are known before the first message is read (best effort: if Redis does not
+  // answer yet, the watcher's next poll applies them).
+  if (auto redis = redis::Connection::create(config_.redis); redis.ok()) {
+    (void)pauses_->pollOnce(**redis);
+  }
+  pauses_->start();
   const auto snapshot = registry_->snapshot();
+  for (const app::AppEntry& entry : snapshot->apps()) {
+    metrics_.setAppPaused(entry.name, pauses_->paused(entry.name));
+  }
   for (const app::AppEntry& entry : snapshot->apps()) {
     observability::LogFields fields = {{"app", entry.name},
                                        {"loaded", entry.status.loaded ? "true" : "false"},
@@ -180,6 +210,7 @@ void Worker::run() {
   publisher.join();
   watcher.join();
   housekeeper_->stop();
+  pauses_->stop();
   http_->stop();
   logger_.info("relay stopped");
 }

@@ -23,6 +23,7 @@
 #include "worker/config.h"
 #include "worker/housekeeper.h"
 #include "worker/redis_template_keeper.h"
+#include "worker/pause_watcher.h"
 
 namespace relay::worker {
 
@@ -35,6 +36,7 @@ struct WorkerInternals {
   std::chrono::milliseconds availability_refresh{30'000};
   HousekeepingSettings housekeeping;    // pending gauge, readiness, retention
   stream::PublisherSettings schedules;  // the stream is taken from the config
+  PauseSettings pauses;
 };
 
 /// The composition root of `relay start`: builds the logger, metrics, runtime, app registry,
@@ -77,6 +79,7 @@ class Worker {
   observability::Logger logger_;
   std::unique_ptr<runtime::Runtime> runtime_;
   std::unique_ptr<RedisTemplateKeeper> keeper_;  // before the registry, which calls it
+  std::unique_ptr<PauseWatcher> pauses_;  // before the registry: its availability asks it
   std::unique_ptr<app::Registry> registry_;
   std::unique_ptr<invocation::ConcurrencyLimiter> limiter_;
   std::unique_ptr<stream::RegistryCatalog> catalog_;

@@ -61,20 +61,36 @@ TEST_F(RedisAuth, WrongPasswordIsAReplyErrorThatDoesNotEchoIt) {
   EXPECT_EQ(connection.error().message.find("Hunter2"), std::string::npos);
 }
 
-TEST_F(RedisAuth, CommandsWithoutAuthAreRefusedWithNoauth) {
-  auto connection = server().connect();  // no password
-  const auto reply = connection->command({"GET", "k"});
-  ASSERT_FALSE(reply.ok());
-  EXPECT_TRUE(isReplyError(reply.error(), "NOAUTH")) << reply.error().message;
+TEST_F(RedisAuth, ConnectingWithoutAuthIsRefusedWithNoauth) {
+  const auto connection = Connection::create(server().endpoint());  // no password
+  ASSERT_FALSE(connection.ok());
+  EXPECT_TRUE(isReplyError(connection.error(), "NOAUTH")) << connection.error().message;
+  EXPECT_TRUE(retryCannotHelp(connection.error()));
 }
 
-TEST_F(RedisAuth, PasswordWorksOverTheUnixSocketToo) {
-  auto endpoint = server().unixEndpoint();
-  endpoint.password = kPassword;
-  endpoint.db = 1;
-  auto connection = Connection::create(endpoint);
+TEST_F(RedisAuth, PasswordAndDbWorkOverTheUnixSocketToo) {
+  auto connection = Connection::create(
+      parse("unix://" + server().unixSocketPath() + "?password=" + kPassword + "&db=1"));
   ASSERT_TRUE(connection.ok()) << connection.error().message;
-  EXPECT_EQ(*(*connection)->command({"PING"})->status(), "PONG");
+  ASSERT_TRUE((*connection)->command({"SET", "k", "in-db-1"}).ok());
+  const auto info = (*connection)->command({"CLIENT", "INFO"});
+  ASSERT_TRUE(info.ok()) << info.error().message;
+  EXPECT_NE(info->string()->find(" db=1 "), std::string::npos) << *info->string();
+}
+
+TEST_F(RedisAuth, AclUserWorksOverTheUnixSocketToo) {
+  auto connection = Connection::create(
+      parse("unix://" + server().unixSocketPath() + "?user=alice&password=alice-pw"));
+  ASSERT_TRUE(connection.ok()) << connection.error().message;
+  EXPECT_EQ(*(*connection)->command({"ACL", "WHOAMI"})->string(), "alice");
+}
+
+TEST_F(RedisAuth, WrongPasswordOverTheUnixSocketIsRefusedWithoutEchoingIt) {
+  const auto connection =
+      Connection::create(parse("unix://" + server().unixSocketPath() + "?password=Hunter2-wrong"));
+  ASSERT_FALSE(connection.ok());
+  EXPECT_TRUE(isReplyError(connection.error(), "WRONGPASS")) << connection.error().message;
+  EXPECT_EQ(connection.error().message.find("Hunter2"), std::string::npos);
 }
 
 }  // namespace

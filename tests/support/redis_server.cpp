@@ -130,6 +130,11 @@ Result<std::unique_ptr<RedisServer>> RedisServer::create(RedisServerOptions opti
     auto port = pickFreePort();
     if (!port) return port.error();
     server->port_ = *port;
+    if (server->options_.cluster_node_timeout.count() > 0) {
+      auto bus = pickFreePort();
+      if (!bus) return bus.error();
+      server->bus_port_ = *bus;
+    }
     auto started = server->launch();
     if (started) return server;
     // Only a lost race for the port is worth another try; anything else is reported as is.
@@ -149,8 +154,8 @@ Status RedisServer::start() {
   return launch();
 }
 
-Status RedisServer::launch() {
-  const std::vector<std::pair<std::string, std::string>> defaults = {
+std::vector<std::string> RedisServer::arguments() const {
+  std::vector<std::pair<std::string, std::string>> settings = {
       {"--port", std::to_string(port_)},
       {"--bind", "127.0.0.1"},
       {"--unixsocket", socket_path_},
@@ -163,11 +168,49 @@ Status RedisServer::launch() {
       {"--loglevel", "notice"},
   };
   std::vector<std::string> args = {binary_};
-  for (const auto& [name, value] : defaults) {
+  if (options_.sentinel) {
+    // Sentinel rewrites its configuration file: it lives in the temp dir, written once.
+    const std::string config = dir_ + "/sentinel.conf";
+    if (!std::filesystem::exists(config)) {
+      const auto& sentinel = *options_.sentinel;
+      std::ofstream out(config);
+      out << "sentinel monitor " << sentinel.master_name << " 127.0.0.1 " << sentinel.master_port
+          << " 2\n"
+          << "sentinel down-after-milliseconds " << sentinel.master_name << " "
+          << sentinel.down_after.count() << "\n"
+          << "sentinel failover-timeout " << sentinel.master_name << " "
+          << sentinel.failover_timeout.count() << "\n";
+    }
+    args.push_back(config);
+    args.push_back("--sentinel");
+    settings.erase(settings.begin() + 5, settings.begin() + 7);  // --save and --appendonly
+  }
+  if (options_.tls) {
+    settings[0].second = "0";  // plain-text TCP off: TLS only
+    settings.insert(settings.end(),
+                    {{"--tls-port", std::to_string(port_)},
+                     {"--tls-cert-file", options_.tls->cert_file},
+                     {"--tls-key-file", options_.tls->key_file},
+                     {"--tls-ca-cert-file", options_.tls->ca_file},
+                     {"--tls-auth-clients", options_.tls->auth_clients ? "yes" : "no"}});
+  }
+  if (options_.cluster_node_timeout.count() > 0) {
+    settings.insert(settings.end(), {{"--cluster-enabled", "yes"},
+                                     {"--cluster-port", std::to_string(bus_port_)},
+                                     {"--cluster-config-file", dir_ + "/nodes.conf"},
+                                     {"--cluster-node-timeout",
+                                      std::to_string(options_.cluster_node_timeout.count())}});
+  }
+  for (const auto& [name, value] : settings) {
     args.push_back(name);
     args.push_back(value);
   }
   args.insert(args.end(), options_.extra_args.begin(), options_.extra_args.end());
+  return args;
+}
+
+Status RedisServer::launch() {
+  std::vector<std::string> args = arguments();
   // Everything the child needs is prepared here: after fork() only async-signal-safe calls.
   std::vector<char*> argv;
   for (auto& arg : args) argv.push_back(arg.data());
@@ -227,6 +270,8 @@ Status RedisServer::waitUntilReady() {
                                 log());
     }
     auto connection = redis::Connection::create(unixEndpoint(), probe);
+    // NOAUTH at login proves the server is serving too (started with --requirepass).
+    if (!connection && redis::isReplyError(connection.error(), "NOAUTH")) return {};
     if (connection) {
       auto pong = (*connection)->command({"PING"});
       // NOAUTH also proves the server is serving (started with --requirepass).
@@ -273,6 +318,10 @@ redis::Endpoint RedisServer::endpoint() const {
   redis::Endpoint endpoint;
   endpoint.host = "127.0.0.1";
   endpoint.port = port_;
+  if (options_.tls) {
+    endpoint.tls = true;
+    endpoint.tls_settings.ca_file = options_.tls->ca_file;
+  }
   return endpoint;
 }
 

@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,29 @@ struct RedisServerOptions {
   std::vector<std::string> extra_args;
   /// How long start() waits for the first PING answer before giving up.
   std::chrono::milliseconds ready_timeout = std::chrono::seconds(10);
+
+  /// TLS on port() (the unix socket stays plain text, for the fixture's own probes).
+  struct Tls {
+    std::string cert_file;
+    std::string key_file;
+    std::string ca_file;        // clients' certificates are checked against it
+    bool auth_clients = false;  // tls-auth-clients: a client certificate is required
+  };
+  std::optional<Tls> tls;
+
+  /// A Redis Cluster node (cluster-enabled, its bus on a second free port) with this
+  /// cluster-node-timeout; zero: not a cluster node.
+  std::chrono::milliseconds cluster_node_timeout{0};
+
+  /// A redis-sentinel instead of a server: monitors the master on 127.0.0.1:master_port as
+  /// master_name with a quorum of 2 and short timeouts (a failover within a few seconds).
+  struct Sentinel {
+    std::string master_name = "relay-master";
+    int master_port = 0;
+    std::chrono::milliseconds down_after{1'000};
+    std::chrono::milliseconds failover_timeout{3'000};
+  };
+  std::optional<Sentinel> sentinel;
 };
 
 /// A real `redis-server` child on a free loopback TCP port plus a unix socket in a fresh temp
@@ -49,6 +73,8 @@ class RedisServer {
   /// The server's process id; -1 when not running.
   pid_t pid() const { return pid_; }
   int port() const { return port_; }
+  /// The cluster bus port (cluster nodes only).
+  int busPort() const { return bus_port_; }
   /// "127.0.0.1:PORT", a REDIS_URI value.
   std::string uri() const;
   const std::string& unixSocketPath() const { return socket_path_; }
@@ -67,6 +93,7 @@ class RedisServer {
  private:
   RedisServer(std::string binary, std::string dir, RedisServerOptions options);
   Status launch();
+  std::vector<std::string> arguments() const;
   Status waitUntilReady();
 
   std::string binary_;
@@ -75,6 +102,7 @@ class RedisServer {
   std::string log_path_;
   RedisServerOptions options_;
   int port_ = 0;
+  int bus_port_ = 0;
   pid_t pid_ = -1;
 };
 

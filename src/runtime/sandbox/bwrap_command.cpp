@@ -1,6 +1,7 @@
 #include "runtime/sandbox/bwrap_command.h"
 
 #include <filesystem>
+#include <iterator>
 
 #include "runtime/handler_command.h"
 
@@ -58,6 +59,25 @@ std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const Sandbo
                            kAppMount, "--chdir", kAppMount, "--"});
   for (std::string& arg : handlerCommand(spec, kAppMount)) argv.push_back(std::move(arg));
   return argv;
+}
+
+std::vector<std::string> networkPrefix(const SandboxTools& tools) {
+  return {tools.pasta, "--quiet", "--foreground", "--config-net",
+          // No inbound forwarding (-t/-u) and, above all, none from the namespace's loopback to
+          // the host's (-T/-U): the host's loopback services stay out of reach.
+          "--tcp-ports", "none", "--udp-ports", "none", "--tcp-ns", "none", "--udp-ns", "none",
+          // The gateway address would otherwise lead to the host's loopback.
+          "--no-map-gw", "--"};
+}
+
+std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,
+                                     const InvocationSpec& spec) {
+  std::vector<std::string> argv = bwrapArgv(settings, tools, spec);
+  if (!spec.network) return argv;
+  std::vector<std::string> wrapped = networkPrefix(tools);
+  wrapped.insert(wrapped.end(), std::make_move_iterator(argv.begin()),
+                 std::make_move_iterator(argv.end()));
+  return wrapped;
 }
 
 }  // namespace relay::runtime

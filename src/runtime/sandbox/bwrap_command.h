@@ -12,15 +12,27 @@ namespace relay::runtime {
 struct SandboxTools {
   std::string bwrap = "bwrap";        // absolute path once found
   bool bwrap_disable_userns = false;  // bwrap 0.8+: --disable-userns
+  std::string pasta;                  // passt's pasta; empty: `network: true` cannot run
 };
 
 /// Descriptor number at which bwrap finds the seccomp program (LaunchOptions::inherited_fds).
 inline constexpr int kSeccompFd = 3;
 
-/// The complete argv of one sandboxed invocation: bwrap with every isolation option of
-/// docs/runtimes.md, then `--` and the handler command. Pure: reads the host's top-level
-/// symlinks (/bin -> usr/bin) but starts nothing.
+/// bwrap with every isolation option of docs/runtimes.md, then `--` and the handler command.
+/// With spec.network bwrap keeps the network namespace it starts in (--share-net): run it under
+/// networkPrefix(). Pure: reads the host's top-level symlinks (/bin -> usr/bin), starts nothing.
 std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const SandboxTools& tools,
                                    const InvocationSpec& spec);
+
+/// pasta's command line up to `--`: it runs the command after it in a new user and network
+/// namespace of its own whose traffic it forwards through sockets on the host, so a
+/// `network: true` handler reaches the outside world but never the host's network namespace:
+/// no port forwarding either way, no mapping of the gateway address to the host's loopback.
+std::vector<std::string> networkPrefix(const SandboxTools& tools);
+
+/// The complete argv of one sandboxed invocation: bwrapArgv, under networkPrefix when
+/// spec.network. argv[0] is the executable to start.
+std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,
+                                     const InvocationSpec& spec);
 
 }  // namespace relay::runtime

@@ -50,29 +50,32 @@ bool bwrapSupports(const std::string& bwrap, std::string_view option, Clock& clo
 }
 
 Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
-                    const SeccompFilter& seccomp, Clock& clock) {
+                    const SeccompFilter& seccomp, Clock& clock, bool network) {
   // /usr mounted as the "app", so the command is /app/bin/true: no app of the user involved.
   InvocationSpec spec;
   spec.app = "probe";
   spec.app_dir = "/usr";
   spec.handler = "bin/true";
+  spec.network = network;
   auto program = seccomp.openProgram();
   if (!program.ok()) return program.error();
   LaunchOptions options;
-  options.executable = tools.bwrap;
-  options.argv = bwrapArgv(settings, tools, spec);
+  options.argv = sandboxArgv(settings, tools, spec);
+  options.executable = options.argv.front();
   options.uid = settings.uid;
   options.gid = settings.gid;
   options.cwd = "/";
   options.inherited_fds = {program->get()};
+  options.no_new_privs = !network;  // as SandboxRuntime::run
   auto run = runToCompletion(options, clock);
-  if (!run.ok()) return Error::unavailable("cannot start bwrap: " + run.error().message);
+  const std::string what = network ? "pasta and bwrap" : "bwrap";
+  if (!run.ok()) return Error::unavailable("cannot start " + what + ": " + run.error().message);
   const ChildProcess::Termination& ended = run->termination;
   if (ended.exited && ended.code == 0) return {};
   const std::string how = ended.timed_out ? "did not finish"
                           : ended.exited  ? "exited " + std::to_string(ended.code)
                                           : "died of signal " + std::to_string(ended.signal);
-  return Error::unavailable("bwrap cannot start a sandbox on this host (" + how +
+  return Error::unavailable(what + " cannot start a sandbox on this host (" + how +
                             (run->output.empty() ? "" : ": " + run->output) + ")");
 }
 

@@ -17,10 +17,11 @@ namespace relay::runtime {
 /// Whether `bwrap --help` lists `option` (e.g. --disable-userns, bwrap 0.8+).
 bool bwrapSupports(const std::string& bwrap, std::string_view option, Clock& clock);
 
-/// Starts one sandbox with the real options (seccomp filter included) running /usr/bin/true.
-/// kUnavailable with bwrap's own message when it cannot: no unprivileged user namespaces,
-/// no seccomp, an option this bwrap lacks.
+/// Starts one sandbox with the real options (seccomp filter included) running /usr/bin/true,
+/// with its own network through pasta when `network`. kUnavailable with bwrap's (or pasta's)
+/// own message when it cannot: no unprivileged user namespaces, no seccomp, an option this
+/// bwrap lacks, no /dev/net/tun for pasta.
 Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
-                    const SeccompFilter& seccomp, Clock& clock);
+                    const SeccompFilter& seccomp, Clock& clock, bool network = false);
 
 }  // namespace relay::runtime

@@ -70,12 +70,28 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
   if (auto probe = probeSandbox(runtime->settings_, runtime->tools_, *runtime->seccomp_, clock);
       !probe.ok()) {
     runtime->host_problem_ = probe.error().message;
+    return runtime;
   }
+  runtime->network_problem_ = runtime->checkNetwork(clock);
   return runtime;
+}
+
+std::string SandboxRuntime::checkNetwork(Clock& clock) {
+  const auto pasta = findExecutable("pasta", settings_.search_path);
+  if (!pasta) {
+    return "pasta not found on " + settings_.search_path +
+           ": it gives a network: true handler its own network namespace (apt-get install passt)";
+  }
+  tools_.pasta = *pasta;
+  auto probe = probeSandbox(settings_, tools_, *seccomp_, clock, /*network=*/true);
+  return probe.ok() ? std::string() : probe.error().message;
 }
 
 Availability SandboxRuntime::availability(const InvocationSpec& app_spec) const {
   if (!host_problem_.empty()) return {false, "sandbox unavailable: " + host_problem_};
+  if (app_spec.network && !network_problem_.empty()) {
+    return {false, "network: true unavailable: " + network_problem_};
+  }
   std::error_code ec;
   if (!fs::is_directory(app_spec.app_dir, ec)) {
     return {false, "app directory " + app_spec.app_dir.string() + " does not exist"};
@@ -106,8 +122,8 @@ Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& outp
   if (!seccomp.ok()) return seccomp.error();
 
   LaunchOptions options;
-  options.executable = tools_.bwrap;
-  options.argv = bwrapArgv(settings_, tools_, spec);
+  options.argv = sandboxArgv(settings_, tools_, spec);
+  options.executable = options.argv.front();
   options.inherited_fds = {seccomp->get()};  // becomes kSeccompFd
   for (const auto& [key, value] : handlerEnvironment(spec))
     options.env.push_back(key + "=" + value);
@@ -116,6 +132,9 @@ Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& outp
   options.uid = settings_.uid;
   options.gid = settings_.gid;
   options.cwd = "/";
+  // Under no_new_privs pasta's exec of bwrap would not regain the capabilities bwrap needs in
+  // pasta's user namespace; bwrap sets no_new_privs for the handler either way.
+  options.no_new_privs = !spec.network;
 
   const MonoTime start = clock_.monotonicNow();
   auto child = ChildProcess::spawn(options);
@@ -124,13 +143,15 @@ Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& outp
   LineSplitter out(prefix, output);
   LineSplitter err(prefix, output);
   ChildProcess& process = **child;
-  // The cgroup holds bwrap and everything below it, whatever sessions the handler creates.
-  // SIGTERM spares bwrap and its namespace init, so the handler gets its grace period instead
-  // of losing its whole pid namespace at once; SIGKILL takes everything.
-  const pid_t bwrap_pid = process.pid();
+  // The cgroup holds bwrap (under pasta with network) and everything below it, whatever
+  // sessions the handler creates. SIGTERM spares the process Relay started and its direct
+  // children (bwrap and its namespace init, or pasta and bwrap; an init ignores SIGTERM
+  // anyway), so the handler gets its grace period instead of losing its whole pid namespace at
+  // once; SIGKILL takes everything.
+  const pid_t root_pid = process.pid();
   auto termination = process.supervise(
       spec.input, out, err, clock_, spec.timeout,
-      [&group, bwrap_pid](int sig) { group.signalAll(sig, sig == SIGKILL ? -1 : bwrap_pid); });
+      [&group, root_pid](int sig) { group.signalAll(sig, sig == SIGKILL ? -1 : root_pid); });
   // The next invocation with these limits finds its cgroup made (this one is never reused).
   cgroups_->prepare(spec.resources);
   if (!termination.ok()) return termination.error();

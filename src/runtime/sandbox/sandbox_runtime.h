@@ -37,9 +37,14 @@ class SandboxRuntime final : public Runtime {
   const SandboxTools& tools() const { return tools_; }
   /// Why the backend cannot run anything on this host; empty when it can.
   const std::string& hostProblem() const { return host_problem_; }
+  /// Why `network: true` apps cannot run on this host (no pasta, pasta cannot start); empty
+  /// when they can. They are never given the host's network namespace instead.
+  const std::string& networkProblem() const { return network_problem_; }
   const CgroupManager* cgroups() const { return cgroups_.get(); }
 
  private:
+  /// Finds pasta and starts one networked probe sandbox; the reason it cannot, or "".
+  std::string checkNetwork(Clock& clock);
   SandboxRuntime(Clock& clock, SandboxSettings settings)
       : clock_(clock), settings_(std::move(settings)) {}
 
@@ -49,6 +54,7 @@ class SandboxRuntime final : public Runtime {
   std::optional<SeccompFilter> seccomp_;
   std::unique_ptr<CgroupManager> cgroups_;
   std::string host_problem_;
+  std::string network_problem_;
 };
 
 }  // namespace relay::runtime

@@ -80,14 +80,35 @@ def fds(event):
     done()
 
 
-def redis_tcp(event):
-    """Talks RESP to Redis over the network, at the address the test passes."""
+def _gateways():
+    """The default gateways (IPv4 from /proc/net/route, IPv6 from /proc/net/ipv6_route)."""
+    found = []
     try:
-        with socket.create_connection((event["host"], event["port"]), timeout=2) as conn:
-            conn.sendall(b"*1\r\n$4\r\nPING\r\n")
-            report("redis-tcp", True, repr(conn.recv(100)))
-    except OSError as error:
-        report("redis-tcp", False, repr(error))
+        with open("/proc/net/route") as routes:
+            for line in list(routes)[1:]:
+                fields = line.split()
+                if fields[1] == "00000000" and fields[2] != "00000000":
+                    found.append(socket.inet_ntoa(bytes.fromhex(fields[2])[::-1]))
+        with open("/proc/net/ipv6_route") as routes:
+            for line in routes:
+                fields = line.split()
+                if fields[0] == "0" * 32 and fields[4] != "0" * 32:
+                    found.append(socket.inet_ntop(socket.AF_INET6, bytes.fromhex(fields[4])))
+    except OSError:
+        pass
+    return found
+
+
+def redis_tcp(event):
+    """Talks RESP to Redis over the network: at the address the test passes, at ::1, and at
+    the default gateways (which some network set-ups map to the host's loopback)."""
+    for host in [event["host"], "::1"] + _gateways():
+        try:
+            with socket.create_connection((host, event["port"]), timeout=2) as conn:
+                conn.sendall(b"*1\r\n$4\r\nPING\r\n")
+                report(f"redis-tcp-{host}", True, repr(conn.recv(100)))
+        except OSError as error:
+            report(f"redis-tcp-{host}", False, repr(error))
     done()
 
 

@@ -29,6 +29,19 @@ TEST_F(HostileHandler, CannotReachRedisOverTheNetworkWithoutNetwork) {
   expectAllBlocked(lines, 1);
 }
 
+TEST_F(HostileHandler, WithNetworkCannotReachRedisOrTheHostsLoopbackEither) {
+  addApp("hostile-net", {"redis_tcp", "fds"}, "network: true\n");
+  startRelay();
+  const auto lines = attempt(
+      "hostile-net", "redis_tcp",
+      R"({"attempt":"redis_tcp","host":"127.0.0.1","port":)" + std::to_string(port()) + "}");
+  // 127.0.0.1, ::1 and the IPv4 and IPv6 gateways pasta gives the namespace.
+  expectAllBlocked(lines, 4);
+  const auto fds = attempt("hostile-net", "fds", R"({"attempt":"fds"})");
+  ASSERT_FALSE(fds.empty()) << log();
+  EXPECT_EQ(fds.front(), "FDS 0,1,2") << joined(fds);
+}
+
 TEST_F(HostileHandler, CannotReadAnotherAppsKeyOrRelaysOwnSessionKeyring) {
   // Relay runs in a session keyring holding a key of its own, as under systemd or runc.
   ASSERT_GE(::syscall(SYS_keyctl, KEYCTL_JOIN_SESSION_KEYRING, "relay-hostile-test"), 0);

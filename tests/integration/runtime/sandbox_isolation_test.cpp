@@ -3,8 +3,11 @@
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
+#include <cstddef>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -15,6 +18,7 @@
 #include "fakes/fake_clock.h"
 #include "integration/runtime/runtime_harness.h"
 #include "runtime/sandbox/sandbox_runtime.h"
+#include "support/egress_namespace.h"
 
 namespace relay::runtime::testing {
 namespace {
@@ -51,6 +55,19 @@ TEST_F(SandboxIsolation, RunsAsAnUnprivilegedUserWithNoCapabilities) {
   EXPECT_NE(output().find("CapEff:\t0000000000000000"), std::string::npos) << output();
   EXPECT_NE(output().find("CapBnd:\t0000000000000000"), std::string::npos) << output();
   EXPECT_NE(output().find("NoNewPrivs:\t1"), std::string::npos) << output();
+}
+
+TEST_F(SandboxIsolation, WithNetworkStillUnprivilegedWithNoNewPrivsAndSeccomp) {
+  InvocationSpec spec = app_.spec(Language::kExec, "bin/h.sh");
+  spec.network = true;
+  const Outcome outcome =
+      runScript("id -u; grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status", &spec);
+  EXPECT_TRUE(outcome.succeeded) << outcome.reason << output();
+  EXPECT_NE(output().find("65534\n"), std::string::npos) << output();
+  EXPECT_NE(output().find("CapEff:\t0000000000000000"), std::string::npos) << output();
+  EXPECT_NE(output().find("CapBnd:\t0000000000000000"), std::string::npos) << output();
+  EXPECT_NE(output().find("NoNewPrivs:\t1"), std::string::npos) << output();
+  EXPECT_NE(output().find("Seccomp:\t2"), std::string::npos) << output();
 }
 
 TEST_F(SandboxIsolation, CannotSeeRootHomeOrRelaysFiles) {
@@ -111,18 +128,90 @@ TEST_F(SandboxIsolation, HasNoNetworkByDefault) {
   EXPECT_TRUE(sink_.contains("ConnectionRefused") || sink_.contains("unreachable"));
 }
 
-TEST_F(SandboxIsolation, NetworkTrueReachesTheHost) {
+// A listening abstract unix socket in the host's network namespace.
+class AbstractListener {
+ public:
+  explicit AbstractListener(const std::string& name) {
+    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_un address{};
+    address.sun_family = AF_UNIX;
+    std::memcpy(address.sun_path + 1, name.data(), name.size());
+    ::bind(fd_, reinterpret_cast<sockaddr*>(&address),
+           static_cast<socklen_t>(offsetof(sockaddr_un, sun_path) + 1 + name.size()));
+    ::listen(fd_, 4);
+  }
+  ~AbstractListener() { ::close(fd_); }
+
+ private:
+  int fd_ = -1;
+};
+
+TEST_F(SandboxIsolation, NetworkTrueIsNotTheHostsNetworkNamespace) {
   Listener listener;
+  const std::string abstract_name = "relay-sandbox-test-" + std::to_string(::getpid());
+  AbstractListener abstract(abstract_name);
   app_.file("net.py",
             "import socket\n"
             "def fn(event):\n"
-            "    socket.create_connection(('127.0.0.1', " +
-                std::to_string(listener.port()) + "), timeout=2).close()\n");
+            "    for host in ('127.0.0.1', 'localhost'):\n"
+            "        try:\n"
+            "            socket.create_connection((host, " +
+                std::to_string(listener.port()) +
+                "), timeout=2).close()\n"
+                "            print('reached', host)\n"
+                "        except OSError as error:\n"
+                "            print('refused', host, error)\n"
+                "    s = socket.socket(socket.AF_UNIX)\n"
+                "    try:\n"
+                "        s.connect('\\0" +
+                abstract_name +
+                "')\n"
+                "        print('reached abstract')\n"
+                "    except OSError as error:\n"
+                "        print('refused abstract', error)\n"
+                "    print(open('/proc/net/dev').read().count(':'), 'interfaces')\n");
   InvocationSpec spec = app_.spec(Language::kPython3, "net.fn");
   spec.network = true;
   auto outcome = runtime_->run(spec, sink_);
-  ASSERT_TRUE(outcome.ok());
-  EXPECT_TRUE(outcome->succeeded) << outcome->reason;
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_TRUE(outcome->succeeded) << outcome->reason << sink_.text("");
+  EXPECT_FALSE(sink_.contains("reached")) << sink_.text("");
+  EXPECT_TRUE(sink_.contains("refused 127.0.0.1")) << sink_.text("");
+  EXPECT_TRUE(sink_.contains("refused abstract")) << sink_.text("");
+}
+
+TEST_F(SandboxIsolation, NetworkTrueReachesANonLoopbackAddressOutside) {
+  auto egress = relay::testing::EgressNamespace::create();
+  ASSERT_TRUE(egress.ok()) << egress.error().message;
+  app_.file("net.py",
+            "import socket\n"
+            "def fn(event):\n"
+            "    with socket.create_connection(('" +
+                (*egress)->address() + "', " + std::to_string((*egress)->port()) +
+                "), timeout=5) as c:\n"
+                "        print(c.recv(100).decode().strip())\n");
+  InvocationSpec spec = app_.spec(Language::kPython3, "net.fn");
+  spec.network = true;
+  auto outcome = runtime_->run(spec, sink_);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_TRUE(outcome->succeeded) << outcome->reason << sink_.text("");
+  EXPECT_TRUE(sink_.contains("egress-ok")) << sink_.text("");
+  EXPECT_EQ((*egress)->accepted(), 1);
+}
+
+TEST_F(SandboxIsolation, WithoutNetworkANonLoopbackAddressIsUnreachableToo) {
+  auto egress = relay::testing::EgressNamespace::create();
+  ASSERT_TRUE(egress.ok()) << egress.error().message;
+  app_.file("net.py",
+            "import socket\n"
+            "def fn(event):\n"
+            "    socket.create_connection(('" +
+                (*egress)->address() + "', " + std::to_string((*egress)->port()) +
+                "), timeout=2).close()\n");
+  auto outcome = runtime_->run(app_.spec(Language::kPython3, "net.fn"), sink_);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_FALSE(outcome->succeeded);
+  EXPECT_EQ((*egress)->accepted(), 0);
 }
 
 TEST_F(SandboxIsolation, ForkBombIsContainedByThePidsLimit) {
@@ -227,6 +316,32 @@ TEST(SandboxRuntime, BuildsTheSeccompFilterAndFindsWhatBwrapSupports) {
   ASSERT_EQ(runtime->hostProblem(), "");
   // Debian 12's bwrap 0.8.0 has --disable-userns (docs/runtimes.md).
   EXPECT_TRUE(runtime->tools().bwrap_disable_userns);
+}
+
+TEST(SandboxRuntime, WithoutPastaNetworkAppsAreUnavailableNeverGivenTheHostNetwork) {
+  SystemClock clock;
+  relay::testing::TempDir bin;  // bwrap alone, no pasta
+  ::chmod(bin.path().c_str(), 0755);
+  std::filesystem::create_symlink("/usr/bin/bwrap", bin.path() / "bwrap");
+  SandboxSettings settings;
+  settings.search_path = bin.path().string();
+  auto runtime = SandboxRuntime::create(clock, settings);
+  ASSERT_EQ(runtime->hostProblem(), "");
+  EXPECT_NE(runtime->networkProblem().find("pasta not found"), std::string::npos)
+      << runtime->networkProblem();
+  TestApp app;
+  app.script("bin/h.sh", "true");
+  InvocationSpec spec = app.spec(Language::kExec, "bin/h.sh");
+  EXPECT_TRUE(runtime->availability(spec).available);
+  spec.network = true;
+  const Availability availability = runtime->availability(spec);
+  EXPECT_FALSE(availability.available);
+  EXPECT_NE(availability.reason.find("apt-get install passt"), std::string::npos)
+      << availability.reason;
+  CollectingSink sink;
+  const auto outcome = runtime->run(spec, sink);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error().kind, ErrorKind::kUnavailable);
 }
 
 TEST(SandboxRuntime, AppDirectoryUnreadableByTheSandboxUserIsUnavailable) {

@@ -48,7 +48,7 @@ TEST(DlqCommand, LimitMustBePositive) {
 }
 
 TEST(DlqCommand, ABadRedisUriIsAUsageErrorNamingTheVariable) {
-  ScopedEnv uri("REDIS_URI", "rediss://nope:1");
+  ScopedEnv uri("REDIS_URI", "http://nope:1");
   const CliRun result = testing::run({"dlq", "ls"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("REDIS_URI"), std::string::npos) << result.err;

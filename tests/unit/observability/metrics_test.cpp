@@ -57,6 +57,18 @@ TEST(MetricsExposition, LabelValuesAreEscaped) {
             1);
 }
 
+TEST(MetricsExposition, AppPausedIsOneGaugePerApp) {
+  Metrics metrics;
+  metrics.setAppPaused("shop", true);
+  metrics.setAppPaused("users", true);
+  metrics.setAppPaused("users", false);
+  const PrometheusText text(metrics.exposition());
+  ASSERT_TRUE(text.ok()) << text.error();
+  EXPECT_EQ(text.value("relay_app_paused", {{"app", "shop"}}), 1);
+  EXPECT_EQ(text.value("relay_app_paused", {{"app", "users"}}), 0);
+  EXPECT_NE(metrics.exposition().find("# TYPE relay_app_paused gauge"), std::string::npos);
+}
+
 TEST(MetricsExposition, AFreshRegistryAlreadyShowsTheGauges) {
   const PrometheusText text(Metrics().exposition());
   ASSERT_TRUE(text.ok()) << text.error();

@@ -53,6 +53,8 @@ TEST(ParseRedisUri, AcceptsEveryDocumentedForm) {
       {"redis://app:p%40ss%3Aw%2Fd@h:1", tcp("h", 1, "app", "p@ss:w/d"), "redis://app:***@h:1"},
       {"redis://app:p@ss/w@h:65535", tcp("h", 65535, "app", "p@ss/w"), "redis://app:***@h:65535"},
       {"unix:///run/redis/redis.sock", socket, "unix:///run/redis/redis.sock"},
+      {"redis://host", tcp("host", 6379), "host:6379"},
+      {"redis://u:pw@[::1]/4", tcp("::1", 6379, "u", "pw", 4), "redis://u:***@[::1]:6379/4"},
   };
   for (const auto& c : cases) {
     SCOPED_TRACE(c.uri);
@@ -85,8 +87,7 @@ TEST(ParseRedisUri, RejectsMalformedInputNamingTheBadPart) {
       {"[]:6379", "empty IPv6 address in '[]:6379'"},
       {"user:pw@host:6379", "a user, password or database needs the redis:// form"},
       {"host:6379/2", "a user, password or database needs the redis:// form"},
-      {"redis://", "missing host:port"},
-      {"redis://host", "missing port in 'host'"},
+      {"redis://", "missing host"},
       {"redis://host:6379/x", "database 'x' is not a non-negative number"},
       {"redis://host:6379/-1", "database '-1' is not a non-negative number"},
       {"redis://host:6379/1/2", "database '1/2' is not a non-negative number"},
@@ -95,7 +96,15 @@ TEST(ParseRedisUri, RejectsMalformedInputNamingTheBadPart) {
       {"redis://u:%zz@host:6379", "bad %-escape in the password"},
       {"redis://u:abc%4@host:6379", "incomplete %-escape in the password"},
       {"redis://%g1:pw@host:6379", "bad %-escape in the user name"},
-      {"rediss://host:6380", "TLS (rediss://) is not supported"},
+      {"rediss://", "missing host"},
+      {"redis+sentinel://s1:26379", "missing /MASTER_NAME after the sentinels"},
+      {"redis+sentinel://s1:26379/", "missing /MASTER_NAME after the sentinels"},
+      {"redis+sentinel://s1:26379,/mymaster", "missing host"},
+      {"redis+sentinel://s1:0/mymaster", "port '0' is not a number from 1 to 65535"},
+      {"redis+sentinel://s1/mymaster/x", "database 'x' is not a non-negative number"},
+      {"unix:///run/r.sock?db=x", "database 'x' is not a non-negative number"},
+      {"unix:///run/r.sock?pass=1", "unknown unix:// parameter 'pass'"},
+      {"unix:///run/r.sock?password=%zz", "bad %-escape in the password"},
       {"http://host:80", "unsupported scheme 'http://'"},
       {"unix://", "unix:// must be followed by an absolute socket path"},
       {"unix://relative.sock", "unix:// must be followed by an absolute socket path"},
@@ -114,10 +123,74 @@ TEST(ParseRedisUri, RejectsMalformedInputNamingTheBadPart) {
   }
 }
 
+TEST(ParseRedisUri, RedissIsTlsOnTheSameGrammar) {
+  const auto parsed = parseRedisUri("rediss://relay:pw@cache.example:6380/1");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  Endpoint expected = tcp("cache.example", 6380, "relay", "pw", 1);
+  expected.tls = true;
+  EXPECT_EQ(*parsed, expected);
+  EXPECT_EQ(parsed->describe(), "rediss://relay:***@cache.example:6380/1");
+  const auto bare = parseRedisUri("rediss://cache.example");
+  ASSERT_TRUE(bare.ok()) << bare.error().message;
+  EXPECT_TRUE(bare->tls);
+  EXPECT_EQ(bare->port, 6379);
+  EXPECT_EQ(bare->describe(), "rediss://cache.example:6379");
+}
+
+TEST(ParseRedisUri, UnixSocketTakesUserPasswordAndDbAsParameters) {
+  const auto parsed = parseRedisUri("unix:///run/redis.sock?user=relay&password=p%26w&db=3");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  EXPECT_EQ(parsed->transport, Transport::kUnix);
+  EXPECT_EQ(parsed->unix_path, "/run/redis.sock");
+  EXPECT_EQ(parsed->username, "relay");
+  EXPECT_EQ(parsed->password, "p&w");
+  EXPECT_EQ(parsed->db, 3);
+  EXPECT_EQ(parsed->describe(), "unix:///run/redis.sock as relay db 3");
+  const auto password_only = parseRedisUri("unix:///run/redis.sock?password=s3cret");
+  ASSERT_TRUE(password_only.ok());
+  EXPECT_EQ(password_only->username, "");
+  EXPECT_EQ(password_only->password, "s3cret");
+}
+
+TEST(ParseRedisUri, SentinelNamesEverySentinelAndTheMasterGroup) {
+  const auto parsed =
+      parseRedisUri("redis+sentinel://relay:pw@10.0.0.1:26380,10.0.0.2,[::1]:5000/prod-main/2");
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message;
+  ASSERT_EQ(parsed->sentinels.size(), 3U);
+  EXPECT_EQ(parsed->sentinels[0], (Address{"10.0.0.1", 26380, ""}));
+  EXPECT_EQ(parsed->sentinels[1], (Address{"10.0.0.2", 26379, ""}));
+  EXPECT_EQ(parsed->sentinels[2], (Address{"::1", 5000, ""}));
+  EXPECT_EQ(parsed->master_name, "prod-main");
+  EXPECT_EQ(parsed->db, 2);
+  EXPECT_EQ(parsed->username, "relay");
+  EXPECT_EQ(parsed->password, "pw");
+  EXPECT_FALSE(parsed->tls);
+  EXPECT_EQ(parsed->describe(),
+            "redis+sentinel://relay:***@10.0.0.1:26380,10.0.0.2:26379,[::1]:5000/prod-main/2");
+  const auto tls = parseRedisUri("rediss+sentinel://s1/m");
+  ASSERT_TRUE(tls.ok()) << tls.error().message;
+  EXPECT_TRUE(tls->tls);
+  EXPECT_EQ(tls->describe(), "rediss+sentinel://s1:26379/m");
+}
+
+TEST(ParseRedisUri, EachParseHasItsOwnTopology) {
+  const auto first = parseRedisUri("127.0.0.1:6379");
+  const auto second = parseRedisUri("127.0.0.1:6379");
+  ASSERT_TRUE(first.ok() && second.ok());
+  ASSERT_NE(first->topology, nullptr);
+  EXPECT_NE(first->topology, second->topology);
+  EXPECT_EQ(*first, *second);  // the topology is shared state, not part of the address
+  const Endpoint copy = *first;
+  EXPECT_EQ(copy.topology, first->topology);
+}
+
 TEST(ParseRedisUri, ErrorMessagesNeverContainThePassword) {
-  for (const std::string uri : {"redis://app:Hunter2@host:0", "redis://app:Hunter2@host",
-                                "redis://app:Hunter2@host:1/x", "redis://app:Hunter2/x@host:abc",
-                                "redis://app:Hunter2@::1:6379", "redis://app:Hunter2%@host:1"}) {
+  for (const std::string uri :
+       {"redis://app:Hunter2@host:0", "redis://app:Hunter2@host:", "redis://app:Hunter2@host:1/x",
+        "redis://app:Hunter2/x@host:abc", "redis://app:Hunter2@::1:6379",
+        "redis://app:Hunter2%@host:1", "rediss://app:Hunter2@host:0",
+        "unix:///s?password=Hunter2&x=1", "redis+sentinel://u:Hunter2@h:1",
+        "redis+sentinel://u:Hunter2@h:x/m"}) {
     SCOPED_TRACE(uri);
     const auto parsed = parseRedisUri(uri);
     ASSERT_FALSE(parsed.ok());

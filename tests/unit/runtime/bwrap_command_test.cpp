@@ -28,14 +28,14 @@ bool has(const Argv& argv, const std::string& arg) {
 }
 
 TEST(BwrapArgv, LoadsTheSeccompProgramFromTheInheritedDescriptor) {
-  const Argv argv = bwrapArgv({}, {"/usr/bin/bwrap", true}, execSpec());
+  const Argv argv = bwrapArgv({}, {"/usr/bin/bwrap", true, ""}, execSpec());
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
   EXPECT_TRUE(hasSequence(argv, {"--seccomp", std::to_string(kSeccompFd)}));
 }
 
 TEST(BwrapArgv, DisablesUserNamespacesWhereBwrapCan) {
-  EXPECT_TRUE(has(bwrapArgv({}, {"bwrap", true}, execSpec()), "--disable-userns"));
-  EXPECT_FALSE(has(bwrapArgv({}, {"bwrap", false}, execSpec()), "--disable-userns"));
+  EXPECT_TRUE(has(bwrapArgv({}, {"bwrap", true, ""}, execSpec()), "--disable-userns"));
+  EXPECT_FALSE(has(bwrapArgv({}, {"bwrap", false, ""}, execSpec()), "--disable-userns"));
 }
 
 TEST(BwrapArgv, UnsharesEverythingAndDropsCapabilities) {
@@ -59,6 +59,26 @@ TEST(BwrapArgv, NeverExposesRootOrHome) {
     EXPECT_FALSE(hasSequence(argv, {"--ro-bind", path, path})) << path;
     EXPECT_FALSE(hasSequence(argv, {"--bind", path, path})) << path;
   }
+}
+
+TEST(SandboxArgv, WithoutNetworkIsBwrapAlone) {
+  const Argv argv = sandboxArgv({}, {"/usr/bin/bwrap", true, "/usr/bin/pasta"}, execSpec());
+  EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
+  EXPECT_FALSE(has(argv, "/usr/bin/pasta"));
+}
+
+TEST(SandboxArgv, NetworkRunsBwrapUnderPastaWithNothingForwardedToTheHost) {
+  InvocationSpec spec = execSpec();
+  spec.network = true;
+  const Argv argv = sandboxArgv({}, {"/usr/bin/bwrap", true, "/usr/bin/pasta"}, spec);
+  EXPECT_EQ(argv.front(), "/usr/bin/pasta");
+  for (const char* option : {"--tcp-ports", "--udp-ports", "--tcp-ns", "--udp-ns"}) {
+    EXPECT_TRUE(hasSequence(argv, {option, "none"})) << option;
+  }
+  EXPECT_TRUE(has(argv, "--no-map-gw"));
+  EXPECT_TRUE(hasSequence(argv, {"--", "/usr/bin/bwrap"}));
+  EXPECT_TRUE(has(argv, "--share-net"));  // bwrap keeps pasta's namespace
+  EXPECT_EQ(argv.back(), "/app/bin/run.sh");
 }
 
 }  // namespace

@@ -1,0 +1,215 @@
+#include "redis/link.h"
+
+#include <fcntl.h>
+#include <hiredict/hiredict.h>
+#include <openssl/err.h>
+#include <sys/time.h>
+
+#include <cerrno>
+#include <string>
+#include <utility>
+
+#include "redis/sigpipe_guard.h"
+
+namespace relay::redis {
+namespace {
+
+timeval toTimeval(std::chrono::milliseconds duration) {
+  timeval tv{};
+  tv.tv_sec = static_cast<time_t>(duration.count() / 1000);
+  tv.tv_usec = static_cast<suseconds_t>((duration.count() % 1000) * 1000);
+  return tv;
+}
+
+// A top-level error reply becomes an Error so callers handle it with the other failures.
+Result<Reply> replyOrError(Reply reply) {
+  if (reply.isError()) return reply.toError();
+  return reply;
+}
+
+Error misuse(std::string message) { return {ErrorKind::kProtocol, std::move(message)}; }
+
+// Redis before 6.0 has no HELLO.
+bool isUnknownCommand(const Error& error) {
+  return isReplyError(error, "ERR") && error.message.find("unknown command") != std::string::npos;
+}
+
+}  // namespace
+
+Link::Link(Address address, CHandle<redictContext, redictFree> context)
+    : address_(std::move(address)), where_(address_.describe()), context_(std::move(context)) {}
+
+Link::~Link() = default;
+
+Result<std::unique_ptr<Link>> Link::open(const Address& address, const LinkOptions& options) {
+  const bool bounded = options.timeouts.connect_timeout.count() > 0;
+  const timeval connect_timeout = toTimeval(options.timeouts.connect_timeout);
+  const std::string where = address.describe();
+  errno = 0;
+  redictContext* raw = nullptr;
+  if (address.isUnix()) {
+    raw = bounded ? redictConnectUnixWithTimeout(address.unix_path.c_str(), connect_timeout)
+                  : redictConnectUnix(address.unix_path.c_str());
+  } else {
+    raw = bounded ? redictConnectWithTimeout(address.host.c_str(), address.port, connect_timeout)
+                  : redictConnect(address.host.c_str(), address.port);
+  }
+  const int saved_errno = errno;
+  CHandle<redictContext, redictFree> context(raw);
+  if (!context) return Error{ErrorKind::kIo, where + ": out of memory"};
+  if (context->err != 0) return errorFromContext(context->err, context->errstr, saved_errno, where);
+  // Handlers are forked from this process: a Redis socket must never reach one (hiredict opens
+  // sockets without SOCK_CLOEXEC).
+  if (::fcntl(context->fd, F_SETFD, FD_CLOEXEC) != 0) {
+    return Error{ErrorKind::kIo, where + ": fcntl(FD_CLOEXEC) failed"};
+  }
+  if (!address.isUnix() && redictEnableKeepAlive(context.get()) != REDICT_OK) {
+    // Lets the kernel notice a server that vanished without a FIN while we sit idle.
+    return errorFromContext(context->err, context->errstr, errno, where);
+  }
+  std::unique_ptr<Link> link(new Link(address, std::move(context)));
+  if (auto status = link->setCommandTimeout(options.timeouts.command_timeout); !status) {
+    return status.error();
+  }
+  if (options.tls) {
+    if (auto status = options.tls->handshake(link->context_.get(), address.host, where); !status) {
+      return status.error();
+    }
+    link->tls_ = options.tls;
+  }
+  if (auto status = link->login(options); !status) return status.error();
+  return link;
+}
+
+Status Link::login(const LinkOptions& options) {
+  const bool has_auth = !options.username.empty() || !options.password.empty();
+  if (tls_) ERR_clear_error();
+  Status hello = sayHello(options, has_auth && !options.auth_on_demand);
+  if (!hello && tls_ && hello.error().kind != ErrorKind::kReply) {
+    // TLS 1.3 finishes the client's handshake before the server checks the client
+    // certificate; its refusal arrives as an alert on the first read.
+    if (auto refusal = tls_->serverRefusal(where_)) return *refusal;
+    // The alert may also be lost: the server resets the socket because our HELLO is unread.
+    // Without a client certificate that reset is almost surely the refusal.
+    if (!tls_->hasClientCertificate() &&
+        (hello.error().kind == ErrorKind::kClosed || hello.error().kind == ErrorKind::kIo)) {
+      return Error{ErrorKind::kConfig,
+                   where_ + ": the server closed the TLS session right after the handshake (" +
+                       hello.error().message +
+                       "): does it require a client certificate? (give one with its key)"};
+    }
+  }
+  if (!hello && options.auth_on_demand && has_auth && isReplyError(hello.error(), "NOAUTH")) {
+    hello = sayHello(options, true);
+  }
+  if (!hello) return hello.error();
+  if (options.db != 0) {
+    Argv select(std::initializer_list<std::string_view>{"SELECT", std::to_string(options.db)});
+    if (auto reply = send(select); !reply) return reply.error();
+  }
+  return {};
+}
+
+Status Link::sayHello(const LinkOptions& options, bool with_auth) {
+  const std::string& user = options.username.empty() ? std::string("default") : options.username;
+  Argv hello(std::initializer_list<std::string_view>{"HELLO", "2"});
+  if (with_auth) {
+    hello.add("AUTH");
+    hello.add(user);
+    hello.add(options.password);
+  }
+  auto reply = send(hello);
+  if (!reply && isUnknownCommand(reply.error())) {
+    if (!with_auth) return {};
+    Argv auth(std::initializer_list<std::string_view>{"AUTH"});
+    if (!options.username.empty()) auth.add(options.username);
+    auth.add(options.password);
+    if (auto authed = send(auth); !authed) return authed.error();
+    return {};
+  }
+  if (!reply) return reply.error();
+  // RESP2 renders HELLO's map as alternating names and values.
+  for (size_t i = 0; i + 1 < reply->size(); i += 2) {
+    auto name = reply->at(i)->string();
+    auto value = reply->at(i + 1)->string();
+    if (!name.ok() || !value.ok()) continue;
+    if (*name == "mode") hello_.mode = std::string(*value);
+    if (*name == "role") hello_.role = std::string(*value);
+  }
+  return {};
+}
+
+Status Link::usable() const {
+  if (!broken_) return {};
+  return Error{ErrorKind::kClosed, where_ + ": connection unusable after an earlier error (" +
+                                       broken_reason_ + "); create a new Connection"};
+}
+
+void Link::breakWith(std::string reason) {
+  broken_ = true;
+  broken_reason_ = std::move(reason);
+  pending_ = 0;
+}
+
+Error Link::fail(int saved_errno) {
+  Error error = errorFromContext(context_->err, context_->errstr, saved_errno, where_);
+  breakWith(error.message);
+  return error;
+}
+
+Result<Reply> Link::send(Argv& argv) {
+  if (auto status = usable(); !status) return status.error();
+  if (argv.size() == 0) return misuse("empty command");
+  if (pending_ != 0) {
+    return misuse(std::to_string(pending_) +
+                  " appended commands still await getReply(); a command now would read their "
+                  "reply");
+  }
+  void* raw = nullptr;
+  int saved_errno = 0;
+  {
+    SigpipeGuard guard;
+    raw = redictCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.pointers(),
+                            argv.lengths());
+    saved_errno = errno;
+  }
+  if (raw == nullptr) return fail(saved_errno);
+  return replyOrError(Reply(static_cast<redictReply*>(raw)));
+}
+
+Status Link::append(Argv& argv) {
+  if (auto status = usable(); !status) return status.error();
+  if (argv.size() == 0) return misuse("empty command");
+  // Only buffers; nothing touches the socket until getReply().
+  if (redictAppendCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.pointers(),
+                              argv.lengths()) != REDICT_OK) {
+    return fail(errno);
+  }
+  ++pending_;
+  return {};
+}
+
+Result<Reply> Link::getReply() {
+  if (auto status = usable(); !status) return status.error();
+  if (pending_ == 0) return misuse("getReply() without an appended command");
+  void* raw = nullptr;
+  int rc = REDICT_OK;
+  int saved_errno = 0;
+  {
+    SigpipeGuard guard;
+    rc = redictGetReply(context_.get(), &raw);
+    saved_errno = errno;
+  }
+  if (rc != REDICT_OK || raw == nullptr) return fail(saved_errno);
+  --pending_;
+  return replyOrError(Reply(static_cast<redictReply*>(raw)));
+}
+
+Status Link::setCommandTimeout(std::chrono::milliseconds timeout) {
+  if (auto status = usable(); !status) return status.error();
+  if (timeout.count() < 0) return misuse("negative command timeout");
+  if (redictSetTimeout(context_.get(), toTimeval(timeout)) != REDICT_OK) return fail(errno);
+  return {};
+}
+
+}  // namespace relay::redis

@@ -1,0 +1,100 @@
+#include "worker/pause_watcher.h"
+
+#include <algorithm>
+#include <iterator>
+#include <memory>
+
+#include "invocation/paused_apps.h"
+
+namespace relay::worker {
+namespace {
+
+using std::chrono::milliseconds;
+
+constexpr milliseconds kStopCheck{100};
+
+}  // namespace
+
+PauseWatcher::PauseWatcher(PauseSettings settings, redis::Endpoint endpoint,
+                           invocation::StreamKeys keys, observability::Metrics& metrics,
+                           observability::Logger& logger, Clock& clock)
+    : settings_(settings),
+      endpoint_(std::move(endpoint)),
+      keys_(std::move(keys)),
+      metrics_(metrics),
+      logger_(logger),
+      clock_(clock) {}
+
+PauseWatcher::~PauseWatcher() { stop(); }
+
+bool PauseWatcher::paused(std::string_view app) const {
+  std::lock_guard lock(mutex_);
+  return paused_.find(app) != paused_.end();
+}
+
+redis::Result<PauseWatcher::Change> PauseWatcher::pollOnce(redis::Connection& redis) {
+  auto read = invocation::readPausedApps(redis, keys_);
+  if (!read.ok()) {
+    metrics_.countRedisError("paused");
+    return read.error();
+  }
+  Change change;
+  {
+    std::lock_guard lock(mutex_);
+    std::set_difference(read->begin(), read->end(), paused_.begin(), paused_.end(),
+                        std::back_inserter(change.paused));
+    std::set_difference(paused_.begin(), paused_.end(), read->begin(), read->end(),
+                        std::back_inserter(change.resumed));
+    paused_ = std::set<std::string, std::less<>>(read->begin(), read->end());
+  }
+  if (change.paused.empty() && change.resumed.empty()) return change;
+  for (const std::string& app : change.paused) {
+    metrics_.setAppPaused(app, true);
+    logger_.info("app paused: its matched invocations stay pending", {{"app", app}});
+  }
+  for (const std::string& app : change.resumed) {
+    metrics_.setAppPaused(app, false);
+    logger_.info("app resumed", {{"app", app}});
+  }
+  if (on_change_) on_change_(change);
+  return change;
+}
+
+void PauseWatcher::start() {
+  std::lock_guard lock(thread_mutex_);
+  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+}
+
+void PauseWatcher::stop() {
+  stopping_ = true;
+  std::lock_guard lock(thread_mutex_);
+  if (thread_.joinable()) thread_.join();
+}
+
+void PauseWatcher::loop() {
+  std::unique_ptr<redis::Connection> redis;
+  while (!stopping_) {
+    if (!redis || !redis->ok()) {
+      auto created = redis::Connection::create(endpoint_);
+      if (created.ok()) {
+        redis = std::move(created).value();
+      } else {
+        redis.reset();
+        metrics_.countRedisError("connect");
+      }
+    }
+    if (redis) {
+      auto polled = pollOnce(*redis);
+      if (!polled.ok()) {
+        logger_.debug("reading the paused apps failed", {{"error", polled.error().message}});
+      }
+    }
+    const MonoTime until = clock_.monotonicNow() + settings_.poll;
+    while (!stopping_ && clock_.monotonicNow() < until) {
+      clock_.sleepFor(std::min(
+          kStopCheck, std::chrono::duration_cast<milliseconds>(until - clock_.monotonicNow())));
+    }
+  }
+}
+
+}  // namespace relay::worker
