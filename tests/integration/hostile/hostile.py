@@ -204,5 +204,27 @@ def kernel_interfaces(event):
     done()
 
 
+def write_outside_tmp(event):
+    """Writes everywhere but /tmp, then fills /tmp past its cap."""
+    for directory in ("/", "/app", "/etc", "/var", "/usr", "/dev", "/dev/shm", "/root", "/home"):
+        try:
+            with open(os.path.join(directory, "hostile-probe"), "w") as probe:
+                probe.write("x" * 4096)
+            report(f"write-{directory}", True)
+        except OSError as error:
+            report(f"write-{directory}", False, errno.errorcode.get(error.errno, ""))
+    written = 0
+    chunk = b"\0" * (1 << 20)
+    try:
+        with open("/tmp/fill", "wb") as fill:
+            for _ in range(event.get("mib", 100)):
+                fill.write(chunk)
+                written += 1
+    except OSError:
+        pass
+    report("tmp-past-its-cap", written >= event.get("mib", 100), f"{written} MiB")
+    done()
+
+
 if __name__ == "__main__":
     sys.exit("run through relay")

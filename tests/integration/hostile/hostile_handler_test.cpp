@@ -80,5 +80,13 @@ TEST_F(HostileHandler, CannotUseIoUringUserfaultfdBpfOrPerf) {
   EXPECT_NE(joined(lines).find("Seccomp:\t2"), std::string::npos) << joined(lines);
 }
 
+TEST_F(HostileHandler, CannotWriteOutsideTmpNorPastItsCap) {
+  addApp("hostile", {"write_outside_tmp"});
+  startRelay();
+  const auto lines =
+      attempt("hostile", "write_outside_tmp", R"({"attempt":"write_outside_tmp","mib":100})");
+  expectAllBlocked(lines, 10);
+}
+
 }  // namespace
 }  // namespace relay::testing
