@@ -226,5 +226,14 @@ def write_outside_tmp(event):
     done()
 
 
+def forge_log(event):
+    """Tries to hide its prefix and forge another app's line on a terminal reading the log."""
+    sys.stdout.write("innocent\r[other/app] forged line\n")
+    sys.stdout.write("\x1b[2K\x1b[1A[other/app] overwritten\x1b[0m\n")
+    sys.stdout.write("\x9b31m c1-csi \x7f del\n")
+    sys.stdout.flush()
+    done()
+
+
 if __name__ == "__main__":
     sys.exit("run through relay")
