@@ -208,7 +208,7 @@ void runReplay(const EntryOptions& options, CommandContext& context) {
       context.exit_code = kExitFailed;
       break;
   }
-  context.err << "relay dlq replay: " << printable(replayed.message, /*keep_newlines=*/true)
+  context.err << "relay dlq replay: " << printable(replayed.message, KeepControls::kTabAndNewline)
               << "\n";
 }
 

@@ -5,6 +5,7 @@
 
 #include "cli/loaded_apps.h"
 #include "common/duration.h"
+#include "common/printable.h"
 #include "common/rfc3339.h"
 #include "common/system_clock.h"
 #include "event/event.h"
@@ -23,7 +24,10 @@ struct InvokeOptions {
 class StreamSink final : public runtime::OutputSink {
  public:
   explicit StreamSink(std::ostream& out) : out_(out) {}
-  void line(std::string_view text) override { out_ << text << '\n' << std::flush; }
+  // Control characters escaped: the handler's output must not drive the terminal.
+  void line(std::string_view text) override {
+    out_ << printable(text, KeepControls::kTab) << '\n' << std::flush;
+  }
 
  private:
   std::ostream& out_;

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/printable.h"
 #include "common/rfc3339.h"
 
 namespace relay::observability {
@@ -21,11 +22,12 @@ const char* levelName(LogLevel level) {
   return "info";
 }
 
-// Text values with spaces, quotes or `=` are quoted so a line stays machine-splittable.
+// Text values with spaces, quotes, `=` or control characters are quoted (JSON escapes the
+// controls) so a line stays machine-splittable and one line.
 std::string textValue(std::string_view value) {
-  if (!value.empty() && value.find_first_of(" \"=\t\n") == std::string_view::npos) {
-    return std::string(value);
-  }
+  const bool plain = !value.empty() && value.find_first_of(" \"=") == std::string_view::npos &&
+                     printable(value) == value;
+  if (plain) return std::string(value);
   return nlohmann::json(std::string(value))
       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
@@ -55,8 +57,10 @@ void Logger::log(LogLevel level, std::string_view message, const LogFields& fiel
 
 void Logger::handlerOutput(std::string_view prefixed_line) {
   if (format_ == LogFormat::kText) {
+    // Verbatim but for control characters: a handler cannot forge or hide a line's prefix.
+    const std::string line = printable(prefixed_line, KeepControls::kTab);
     std::lock_guard lock(mutex_);
-    out_ << prefixed_line << '\n';
+    out_ << line << '\n';
     out_.flush();
     return;
   }
@@ -71,7 +75,7 @@ void Logger::write(std::string_view level, std::string_view message, const LogFi
     for (const auto& [key, value] : fields) record[key] = value;
     line = record.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   } else {
-    line = time + " " + std::string(level) + " " + std::string(message);
+    line = time + " " + std::string(level) + " " + printable(message, KeepControls::kTab);
     for (const auto& [key, value] : fields) line += " " + key + "=" + textValue(value);
   }
   std::lock_guard lock(mutex_);

@@ -42,7 +42,8 @@ class Logger {
     log(LogLevel::kError, message, fields);
   }
   /// A handler's output line (already `[app/handler] `-prefixed): written at every level,
-  /// verbatim in text format, as the `message` of an `output` record in json.
+  /// verbatim in text format but for control characters other than tab, which are escaped
+  /// (`\x1B`, see printable()); as the `message` of an `output` record in json.
   void handlerOutput(std::string_view prefixed_line);
 
  private:

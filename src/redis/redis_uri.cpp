@@ -2,6 +2,7 @@
 #include <limits>
 #include <string>
 
+#include "common/hex.h"
 #include "redis/endpoint.h"
 #include "redis/topology.h"
 
@@ -40,13 +41,6 @@ bool parseBounded(std::string_view text, int min, int max, int& out) {
   return true;
 }
 
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
 // Decodes %XX escapes. `what` names the part in the message; the text itself is not echoed
 // because it may be a password.
 relay::Result<std::string> percentDecode(std::string_view text, std::string_view what) {
@@ -61,8 +55,8 @@ relay::Result<std::string> percentDecode(std::string_view text, std::string_view
       return uriError("incomplete %-escape in the " + std::string(what) +
                       " (expected % followed by two hex digits)");
     }
-    const int high = hexValue(text[i + 1]);
-    const int low = hexValue(text[i + 2]);
+    const int high = hexDigitValue(text[i + 1]);
+    const int low = hexDigitValue(text[i + 2]);
     if (high < 0 || low < 0) {
       return uriError("bad %-escape in the " + std::string(what) +
                       " (expected % followed by two hex digits)");

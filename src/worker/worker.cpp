@@ -121,6 +121,11 @@ Status Worker::serveEndpoints() {
   }
   http_ = std::move(server).value();
   http_->handle("/metrics", [this](const observability::HttpRequest&) {
+    // Every connection of this worker shares the endpoint's topology, which counts them.
+    if (config_.redis.topology) {
+      const redis::Topology::Counts counts = config_.redis.topology->counts();
+      metrics_.setRedisConnections(counts.reconnects, counts.failovers);
+    }
     return observability::HttpReply{200, metrics_.exposition(), kPrometheusContentType};
   });
   http_->handle("/healthz", [this](const observability::HttpRequest&) {

@@ -12,6 +12,11 @@ using std::chrono::steady_clock;
 constexpr milliseconds kPoll{50};
 constexpr milliseconds kSetupTimeout{30'000};
 
+// Replicas sync at once instead of after the 5 s a diskless sync waits for more replicas.
+void syncReplicasAtOnce(RedisServerOptions& options) {
+  options.extra_args.insert(options.extra_args.begin(), {"--repl-diskless-sync-delay", "0"});
+}
+
 // One command over the server's plain unix socket (TLS and ACLs do not apply there).
 Result<redis::Reply> ask(const RedisServer& server, std::vector<std::string> command) {
   redis::ConnectionSettings settings;
@@ -46,10 +51,25 @@ Status waitFor(const std::string& what, milliseconds timeout, Done done) {
   return Error{ErrorKind::kTimeout, "timed out waiting until " + what};
 }
 
+// A node's cluster id (CLUSTER MYID).
+Result<std::string> nodeId(const RedisServer& node) {
+  auto reply = ask(node, {"CLUSTER", "MYID"});
+  if (!reply) return reply.error();
+  if (!reply->string()) return Error::internal("CLUSTER MYID is not a string");
+  return std::string(*reply->string());
+}
+
+Status setSlot(const RedisServer& node, int slot, const std::string& how, const std::string& id) {
+  auto reply = ask(node, {"CLUSTER", "SETSLOT", std::to_string(slot), how, id});
+  if (!reply) return reply.error();
+  return {};
+}
+
 }  // namespace
 
 Result<std::unique_ptr<SentinelGroup>> SentinelGroup::create(RedisServerOptions data_options) {
   std::unique_ptr<SentinelGroup> group(new SentinelGroup());
+  syncReplicasAtOnce(data_options);
   auto master = RedisServer::create(data_options);
   if (!master) return master.error();
   RedisServerOptions replica_options = data_options;
@@ -142,6 +162,7 @@ Result<std::unique_ptr<RedisCluster>> RedisCluster::create(RedisServerOptions no
   if (node_options.cluster_node_timeout.count() == 0) {
     node_options.cluster_node_timeout = milliseconds(1'000);
   }
+  syncReplicasAtOnce(node_options);
   std::string addresses;
   for (int i = 0; i < 6; ++i) {
     auto node = RedisServer::create(node_options);
@@ -160,41 +181,66 @@ Result<std::unique_ptr<RedisCluster>> RedisCluster::create(RedisServerOptions no
 }
 
 Status RedisCluster::waitUntilHealthy(milliseconds timeout) {
-  return waitFor("every cluster node reports cluster_state:ok with 6 known nodes", timeout, [&] {
-    for (auto& node : nodes_) {
-      if (!node->running()) continue;
-      auto reply = ask(*node, {"CLUSTER", "INFO"});
-      if (!reply || !reply->string()) return false;
-      const std::string text(*reply->string());
-      if (text.find("cluster_state:ok") == std::string::npos ||
-          text.find("cluster_known_nodes:6") == std::string::npos) {
-        return false;
-      }
-    }
-    return true;
-  });
+  return waitFor(
+      "every cluster node reports cluster_state:ok with 6 known nodes and every replica is in sync",
+      timeout, [&] {
+        for (auto& node : nodes_) {
+          if (!node->running()) continue;
+          auto reply = ask(*node, {"CLUSTER", "INFO"});
+          if (!reply || !reply->string()) return false;
+          const std::string text(*reply->string());
+          if (text.find("cluster_state:ok") == std::string::npos ||
+              text.find("cluster_known_nodes:6") == std::string::npos) {
+            return false;
+          }
+          // WAIT 1 on a master answers 0 until its replica is in sync.
+          if (info(*node, "replication", "role") == "slave" &&
+              info(*node, "replication", "master_link_status") != "up") {
+            return false;
+          }
+        }
+        return true;
+      });
 }
 
 std::string RedisCluster::uri() const { return nodes_.front()->uri(); }
 
+int RedisCluster::ownerSeenBy(RedisServer& node, int slot) {
+  auto reply = ask(node, {"CLUSTER", "SLOTS"});
+  if (!reply) return 0;
+  for (size_t i = 0; i < reply->size(); ++i) {
+    // [first, last, [host, port, id] (the master), replicas...]
+    auto range = reply->at(i);
+    if (!range || range->size() < 3) continue;
+    auto first = range->at(0)->integer();
+    auto last = range->at(1)->integer();
+    auto port = range->at(2)->at(1);
+    if (!first || !last || !port || !port->integer()) continue;
+    if (slot >= *first && slot <= *last) return static_cast<int>(*port->integer());
+  }
+  return 0;
+}
+
 Result<RedisServer*> RedisCluster::masterOf(int slot) {
   for (auto& node : nodes_) {
     if (!node->running()) continue;
-    auto reply = ask(*node, {"CLUSTER", "SLOTS"});
-    if (!reply) continue;
-    for (size_t i = 0; i < reply->size(); ++i) {
-      auto range = reply->at(i);
-      if (!range) continue;
-      const long long first = *range->at(0)->integer();
-      const long long last = *range->at(1)->integer();
-      if (slot < first || slot > last) continue;
-      const long long port = *range->at(2)->at(1)->integer();
-      for (auto& candidate : nodes_) {
-        if (candidate->port() == port) return candidate.get();
-      }
+    const int port = ownerSeenBy(*node, slot);
+    for (auto& candidate : nodes_) {
+      if (port != 0 && candidate->port() == port) return candidate.get();
     }
   }
   return Error::notFound("no node serves slot " + std::to_string(slot));
+}
+
+Result<RedisServer*> RedisCluster::otherMaster(int slot) {
+  auto owner = masterOf(slot);
+  if (!owner) return owner.error();
+  for (auto& node : nodes_) {
+    if (node.get() != *owner && node->running() && info(*node, "replication", "role") == "master") {
+      return node.get();
+    }
+  }
+  return Error::notFound("no other master than the owner of slot " + std::to_string(slot));
 }
 
 Result<RedisServer*> RedisCluster::replicaOf(int slot) {
@@ -222,6 +268,60 @@ Result<RedisServer*> RedisCluster::failover(int slot, milliseconds timeout) {
   });
   if (!served) return served.error();
   return promoted;
+}
+
+Status RedisCluster::beginMigration(int slot, RedisServer& to) {
+  auto from = masterOf(slot);
+  if (!from) return from.error();
+  auto from_id = nodeId(**from);
+  auto to_id = nodeId(to);
+  if (!from_id) return from_id.error();
+  if (!to_id) return to_id.error();
+  // The importing side first, so no moment exists where the owner sends ASK to a node that
+  // would refuse it.
+  if (auto imported = setSlot(to, slot, "IMPORTING", *from_id); !imported) return imported;
+  return setSlot(**from, slot, "MIGRATING", *to_id);
+}
+
+Status RedisCluster::moveKeys(int slot, RedisServer& to) {
+  auto from = masterOf(slot);
+  if (!from) return from.error();
+  while (true) {
+    auto keys = ask(**from, {"CLUSTER", "GETKEYSINSLOT", std::to_string(slot), "100"});
+    if (!keys) return keys.error();
+    if (keys->size() == 0) return {};
+    std::vector<std::string> migrate = {"MIGRATE", "127.0.0.1", std::to_string(to.port()), "", "0",
+                                        "5000",    "KEYS"};
+    for (size_t i = 0; i < keys->size(); ++i) {
+      migrate.emplace_back(*keys->at(i)->string());
+    }
+    if (auto moved = ask(**from, migrate); !moved) return moved.error();
+  }
+}
+
+Status RedisCluster::finishMigration(int slot, RedisServer& to) {
+  auto from = masterOf(slot);
+  if (!from) return from.error();
+  if (auto moved = moveKeys(slot, to); !moved) return moved;
+  auto to_id = nodeId(to);
+  if (!to_id) return to_id.error();
+  // The new owner first, then the old one, then the other masters (redis-cli's order).
+  std::vector<RedisServer*> order = {&to, *from};
+  for (auto& node : nodes_) {
+    if (node.get() != &to && node.get() != *from && node->running() &&
+        info(*node, "replication", "role") == "master") {
+      order.push_back(node.get());
+    }
+  }
+  for (RedisServer* node : order) {
+    if (auto set = setSlot(*node, slot, "NODE", *to_id); !set) return set;
+  }
+  return waitFor("every node says the slot moved", kSetupTimeout, [&] {
+    for (auto& node : nodes_) {
+      if (node->running() && ownerSeenBy(*node, slot) != to.port()) return false;
+    }
+    return true;
+  });
 }
 
 }  // namespace relay::testing

@@ -51,14 +51,28 @@ class RedisCluster {
   /// The node that is master of `slot` now, and one of its replicas.
   Result<RedisServer*> masterOf(int slot);
   Result<RedisServer*> replicaOf(int slot);
+  /// A master that does not serve `slot`.
+  Result<RedisServer*> otherMaster(int slot);
   /// CLUSTER FAILOVER on the replica of `slot`'s master; waits until it serves the slot.
   /// Returns the new master.
   Result<RedisServer*> failover(int slot, std::chrono::milliseconds timeout);
+
+  /// Starts moving `slot` from its master to the master `to` the way `redis-cli --cluster
+  /// reshard` does: IMPORTING on `to`, MIGRATING on the owner. From now on the owner answers
+  /// ASK for the slot's keys it no longer holds (new ones, and those moveKeys() moved).
+  Status beginMigration(int slot, RedisServer& to);
+  /// MIGRATEs every key of `slot` still on its owner to `to` (during a migration).
+  Status moveKeys(int slot, RedisServer& to);
+  /// Moves the remaining keys and gives `slot` to `to` on every master (CLUSTER SETSLOT NODE);
+  /// waits until every node's CLUSTER SLOTS says so. From now on the old owner answers MOVED.
+  Status finishMigration(int slot, RedisServer& to);
   std::vector<std::unique_ptr<RedisServer>>& nodes() { return nodes_; }
 
  private:
   RedisCluster() = default;
   Status waitUntilHealthy(std::chrono::milliseconds timeout);
+  // The port of `slot`'s master as `node` sees it (CLUSTER SLOTS); 0 when it names none.
+  int ownerSeenBy(RedisServer& node, int slot);
 
   std::vector<std::unique_ptr<RedisServer>> nodes_;
 };

@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/printable.h"
 #include "runtime/docker/container_config.h"
 
 namespace relay::runtime::docker {
@@ -25,16 +26,13 @@ std::string stringField(const json& object, const char* key) {
   return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
+// The daemon's message, trimmed, cut and with control characters escaped.
 std::string printableMessage(std::string_view text) {
   while (!text.empty() && (text.back() == '\n' || text.back() == '\r' || text.back() == ' ')) {
     text.remove_suffix(1);
   }
-  std::string out;
-  for (const char c : text.substr(0, kMaxMessageBytes)) {
-    out += (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) ? ' ' : c;
-  }
-  if (text.size() > kMaxMessageBytes) out += "...";
-  return out;
+  return printable(text.substr(0, kMaxMessageBytes)) +
+         (text.size() > kMaxMessageBytes ? "..." : "");
 }
 
 bool isSuccess(int status) { return status >= 200 && status < 300; }

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <charconv>
 
+#include "common/printable.h"
+
 namespace relay::runtime::docker {
 namespace {
 
@@ -27,11 +29,8 @@ bool isTokenChar(char c) {
 }
 
 // Quotes a peer's bytes for an error message without letting control characters through.
-std::string printable(std::string_view text) {
-  std::string out;
-  for (char c : text.substr(0, 80)) out += (c >= 0x20 && c < 0x7f) ? c : '?';
-  if (text.size() > 80) out += "...";
-  return "'" + out + "'";
+std::string quoted(std::string_view text) {
+  return "'" + printable(text.substr(0, 80)) + (text.size() > 80 ? "..." : "") + "'";
 }
 
 }  // namespace
@@ -105,7 +104,7 @@ Result<std::size_t> HttpResponseParser::feed(std::string_view bytes) {
         bytes.remove_prefix(take);
         if (newline == std::string_view::npos) break;
         if (line_.size() < 2 || line_[line_.size() - 2] != '\r') {
-          return fail("line not terminated by CRLF: " + printable(line_));
+          return fail("line not terminated by CRLF: " + quoted(line_));
         }
         std::string_view line(line_.data(), line_.size() - 2);
         if (state_ == State::kTrailers) {
@@ -117,7 +116,7 @@ Result<std::size_t> HttpResponseParser::feed(std::string_view bytes) {
         std::size_t size = 0;
         const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), size, 16);
         if (line.empty() || ec != std::errc() || ptr != line.data() + line.size()) {
-          return fail("bad chunk size " + printable(line));
+          return fail("bad chunk size " + quoted(line));
         }
         if (size > limits_.max_body_bytes - response_.body.size()) {
           return fail("body exceeds " + std::to_string(limits_.max_body_bytes) + " bytes");
@@ -172,13 +171,13 @@ Status HttpResponseParser::parseHead(std::string_view head) {
   // HTTP/1.x SP 3DIGIT SP reason
   if (status_line.size() < 12 || status_line.substr(0, 7) != "HTTP/1." || status_line[8] != ' ' ||
       (status_line.size() > 12 && status_line[12] != ' ')) {
-    return fail("bad status line " + printable(status_line));
+    return fail("bad status line " + quoted(status_line));
   }
   int status = 0;
   const char* digits = status_line.data() + 9;
   const auto [ptr, ec] = std::from_chars(digits, digits + 3, status);
   if (ec != std::errc() || ptr != digits + 3 || status < 100) {
-    return fail("bad status code in " + printable(status_line));
+    return fail("bad status code in " + quoted(status_line));
   }
   response_.status = status;
   response_.reason = status_line.size() > 13 ? std::string(status_line.substr(13)) : "";
@@ -189,11 +188,11 @@ Status HttpResponseParser::parseHead(std::string_view head) {
     const std::string_view line = head.substr(0, line_end);
     const std::size_t colon = line.find(':');
     if (colon == std::string_view::npos || colon == 0) {
-      return fail("bad header line " + printable(line));
+      return fail("bad header line " + quoted(line));
     }
     const std::string_view name = line.substr(0, colon);
     if (!std::all_of(name.begin(), name.end(), isTokenChar)) {
-      return fail("bad header name " + printable(name));
+      return fail("bad header name " + quoted(name));
     }
     response_.headers.emplace_back(std::string(name), std::string(trim(line.substr(colon + 1))));
   }
@@ -220,7 +219,7 @@ Status HttpResponseParser::startBody() {
     std::size_t length = 0;
     const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
     if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
-      return fail("bad Content-Length " + printable(value));
+      return fail("bad Content-Length " + quoted(value));
     }
     if (have_length && length != remaining_) return fail("conflicting Content-Length headers");
     have_length = true;

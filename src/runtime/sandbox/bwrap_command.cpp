@@ -53,10 +53,14 @@ std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const Sandbo
       argv.insert(argv.end(), {"--ro-bind", top, top});
     }
   }
-  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--size",
+  // /dev read-only once made (its tmpfs would be an uncapped writable place); /tmp is the one
+  // writable place, capped.
+  argv.insert(argv.end(), {"--proc", "/proc", "--dev", "/dev", "--remount-ro", "/dev", "--size",
                            std::to_string(settings.tmp_bytes), "--tmpfs", "/tmp"});
-  argv.insert(argv.end(), {"--ro-bind", fs::absolute(spec.app_dir).lexically_normal().string(),
-                           kAppMount, "--chdir", kAppMount, "--"});
+  argv.insert(argv.end(),
+              {"--ro-bind", fs::absolute(spec.app_dir).lexically_normal().string(), kAppMount});
+  // Last of the mount operations: the root itself (bwrap's tmpfs) becomes read-only.
+  argv.insert(argv.end(), {"--remount-ro", "/", "--chdir", kAppMount, "--"});
   for (std::string& arg : handlerCommand(spec, kAppMount)) argv.push_back(std::move(arg));
   return argv;
 }

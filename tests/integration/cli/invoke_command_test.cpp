@@ -29,11 +29,15 @@ events:
     pattern: {kind: [order], amount: [{gt: 100}]}
   - handler: bin/env.sh
     pattern: {kind: [env]}
+  - handler: bin/forge.sh
+    pattern: {kind: [forge]}
 )");
     apps_.write("shop/bin/ok.sh", "#!/bin/sh\necho \"got $(cat)\"\n", 0755);
     apps_.write("shop/bin/fail.sh", "#!/bin/sh\necho too big >&2\nexit 4\n", 0755);
     apps_.write("shop/bin/env.sh",
                 "#!/bin/sh\necho trigger=$RELAY_TRIGGER attempt=$RELAY_ATTEMPT\n", 0755);
+    apps_.write("shop/bin/forge.sh",
+                "#!/bin/sh\nprintf 'ok\\r[other/app] forged \\033[31mred\\tend\\n'\n", 0755);
     for (const char* dir : {"shop", "shop/bin"}) ::chmod((apps_.path() / dir).c_str(), 0755);
   }
   Ran run(std::vector<std::string> args, const std::string& runtime = "process") {
@@ -48,6 +52,16 @@ events:
   }
   relay::testing::TempDir apps_;
 };
+
+TEST_F(AppInvoke, HandlerOutputCannotDriveTheTerminal) {
+  const Ran ran = run({"shop", "--event", R"({"kind":"forge"})"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_NE(ran.out.find("[shop/bin/forge.sh] ok\\x0D[other/app] forged \\x1B[31mred\tend\n"),
+            std::string::npos)
+      << ran.out;
+  EXPECT_EQ(ran.out.find('\r'), std::string::npos);
+  EXPECT_EQ(ran.out.find('\x1b'), std::string::npos);
+}
 
 TEST_F(AppInvoke, RunsEachMatchingHandlerOnceAndPrintsItsOutcome) {
   const Ran ran = run({"shop", "--event", R"({"kind":"order","amount":5})"});

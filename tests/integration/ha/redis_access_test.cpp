@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "common/system_clock.h"
 #include "integration/ha/ha_apps.h"
@@ -13,6 +12,7 @@
 #include "support/redis_server.h"
 #include "support/spawned_process.h"
 #include "support/test_certificates.h"
+#include "support/worker_log.h"
 
 namespace relay::testing {
 namespace {
@@ -36,6 +36,10 @@ const std::vector<std::string> kRelayAclUser = {"--user",
                                                 "+del",
                                                 "+exists",
                                                 "+pexpire",
+                                                "+zadd",
+                                                "+zrem",
+                                                "+zrangebyscore",
+                                                "+time",
                                                 "+evalsha",
                                                 "+eval",
                                                 "+smembers",
@@ -59,9 +63,7 @@ std::unique_ptr<redis::Connection> admin(const RedisServer& server) {
 class RelayProduction : public ::testing::Test {
  protected:
   std::vector<std::string> env(const std::string& uri, std::vector<std::string> extra = {}) {
-    std::vector<std::string> values = {
-        "REDIS_URI=" + uri,      "REDIS_STREAM={events}",       "RELAY_APPS=" + apps_.root(),
-        "RELAY_RUNTIME=process", "RELAY_HTTP_ADDR=127.0.0.1:0", "RELAY_CONSUMER=ha"};
+    std::vector<std::string> values = apps_.env(uri);
     values.insert(values.end(), extra.begin(), extra.end());
     return values;
   }
@@ -70,11 +72,7 @@ class RelayProduction : public ::testing::Test {
         std::make_unique<SpawnedProcess>(std::vector<std::string>{RELAY_BINARY, "start"},
                                          environment, (logs_.path() / "relay.log").string());
     EXPECT_TRUE(relay->waitForLog("relay started")) << relay->log();
-    std::smatch match;
-    const std::string log = relay->log();
-    if (std::regex_search(log, match, std::regex("http\"?[=:]\"?127\\.0\\.0\\.1:([0-9]+)"))) {
-      http_ = "127.0.0.1:" + match[1].str();
-    }
+    http_ = httpAddressInLog(relay->log()).toString();
     return relay;
   }
 

@@ -1,6 +1,11 @@
-// redis+sentinel:// against one master, one replica and three redis-sentinel processes.
+// redis+sentinel:// against one master, one replica and three redis-sentinel processes: one
+// connection, then two workers and a producer through a kill -9 of the master.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <iostream>
+
+#include "integration/ha/chaos_run.h"
 #include "redis/connection.h"
 #include "redis/topology.h"
 #include "support/open_sockets.h"
@@ -37,6 +42,40 @@ TEST(SentinelConnection, FindsTheMasterThenTheNewOneAfterAKill9) {
   EXPECT_EQ(*(*again)->command({"GET", "k"})->string(), "before");
   EXPECT_EQ(endpoint->topology->counts().failovers, 1);
   EXPECT_EQ(endpoint->topology->counts().reconnects, 1);
+}
+
+// The chaos test: events flow, the master dies; both workers follow the promoted
+// replica, every acknowledged event runs at least once and nothing stays pending.
+TEST(SentinelChaos, Kill9OfTheMasterWhileEventsFlowLosesNothingAndLeavesNothingPending) {
+  auto group = SentinelGroup::create();
+  ASSERT_TRUE(group.ok()) << group.error().message;
+  auto endpoint = redis::parseRedisUri((*group)->uri());
+  ASSERT_TRUE(endpoint.ok()) << endpoint.error().message;
+  constexpr int kEvents = 100;
+  ChaosRun run({(*group)->uri(), (*group)->uri()}, *endpoint, kEvents);
+  std::string why;
+  ASSERT_TRUE(run.start(why)) << why;
+  ASSERT_TRUE(run.waitForAcknowledged(kEvents / 3)) << run.logs();
+
+  auto master = (*group)->master();
+  ASSERT_TRUE(master.ok()) << master.error().message;
+  const int old_port = (*master)->port();
+  run.disrupting();
+  const auto killed_at = std::chrono::steady_clock::now();
+  (*master)->kill9();
+  const auto followed = run.timeToNewMaster(killed_at, std::chrono::seconds(30));
+  auto promoted = (*group)->waitForFailover(old_port, std::chrono::seconds(30));
+  ASSERT_TRUE(promoted.ok()) << promoted.error().message;
+
+  const bool settled = run.settle(std::chrono::seconds(90));
+  const std::string report = run.report("sentinel kill -9", followed);
+  std::cout << report << "\n";
+  ASSERT_TRUE(settled) << report << "\n" << run.logs();
+  EXPECT_EQ(run.lost(), std::vector<int>{});
+  EXPECT_EQ(run.pending(), 0);
+  EXPECT_TRUE(std::all_of(followed.begin(), followed.end(), [](auto time) {
+    return time.count() >= 0;
+  })) << "a worker never reached the new master";
 }
 
 }  // namespace

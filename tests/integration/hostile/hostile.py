@@ -204,5 +204,36 @@ def kernel_interfaces(event):
     done()
 
 
+def write_outside_tmp(event):
+    """Writes everywhere but /tmp, then fills /tmp past its cap."""
+    for directory in ("/", "/app", "/etc", "/var", "/usr", "/dev", "/dev/shm", "/root", "/home"):
+        try:
+            with open(os.path.join(directory, "hostile-probe"), "w") as probe:
+                probe.write("x" * 4096)
+            report(f"write-{directory}", True)
+        except OSError as error:
+            report(f"write-{directory}", False, errno.errorcode.get(error.errno, ""))
+    written = 0
+    chunk = b"\0" * (1 << 20)
+    try:
+        with open("/tmp/fill", "wb") as fill:
+            for _ in range(event.get("mib", 100)):
+                fill.write(chunk)
+                written += 1
+    except OSError:
+        pass
+    report("tmp-past-its-cap", written >= event.get("mib", 100), f"{written} MiB")
+    done()
+
+
+def forge_log(event):
+    """Tries to hide its prefix and forge another app's line on a terminal reading the log."""
+    sys.stdout.write("innocent\r[other/app] forged line\n")
+    sys.stdout.write("\x1b[2K\x1b[1A[other/app] overwritten\x1b[0m\n")
+    sys.stdout.write("\x9b31m c1-csi \x7f del\n")
+    sys.stdout.flush()
+    done()
+
+
 if __name__ == "__main__":
     sys.exit("run through relay")

@@ -6,6 +6,8 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <sstream>
+
 #include "integration/hostile/hostile_fixture.h"
 
 namespace relay::testing {
@@ -78,6 +80,35 @@ TEST_F(HostileHandler, CannotUseIoUringUserfaultfdBpfOrPerf) {
   expectAllBlocked(lines, 4);
   // Seccomp mode 2: a filter is installed.
   EXPECT_NE(joined(lines).find("Seccomp:\t2"), std::string::npos) << joined(lines);
+}
+
+TEST_F(HostileHandler, CannotWriteOutsideTmpNorPastItsCap) {
+  addApp("hostile", {"write_outside_tmp"});
+  startRelay();
+  const auto lines =
+      attempt("hostile", "write_outside_tmp", R"({"attempt":"write_outside_tmp","mib":100})");
+  expectAllBlocked(lines, 10);
+}
+
+TEST_F(HostileHandler, CannotForgeAPrefixInTextLogs) {
+  addApp("hostile", {"forge_log"});
+  startRelay();
+  const auto lines = attempt("hostile", "forge_log", R"({"attempt":"forge_log"})");
+  ASSERT_GE(lines.size(), 3u) << log();
+  const std::string text = log();
+  for (const char control : {'\r', '\x1b', '\x7f'}) {
+    EXPECT_EQ(text.find(control), std::string::npos) << "raw control byte in the log:\n" << text;
+  }
+  EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    if (line.find("forged") != std::string::npos || line.find("overwritten") != std::string::npos) {
+      EXPECT_EQ(line.rfind("[hostile/hostile.forge_log] ", 0), 0U) << line;
+    }
+  }
+  EXPECT_NE(text.find("[hostile/hostile.forge_log] innocent\\x0D[other/app] forged line"),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

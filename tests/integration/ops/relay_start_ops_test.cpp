@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
-#include <regex>
 
 #include "common/system_clock.h"
 #include "fakes/temp_dir.h"
@@ -14,6 +13,7 @@
 #include "support/prometheus_text.h"
 #include "support/redis_server.h"
 #include "support/spawned_process.h"
+#include "support/worker_log.h"
 
 namespace relay::testing {
 namespace {
@@ -53,12 +53,8 @@ class RelayStartOps : public RedisTest {
         std::make_unique<SpawnedProcess>(std::vector<std::string>{RELAY_BINARY, "start"},
                                          environment, (logs_.path() / "relay.log").string());
     EXPECT_TRUE(relay->waitForLog("relay started")) << relay->log();
-    std::smatch match;
-    const std::string log = relay->log();
-    if (std::regex_search(log, match, std::regex("http\"?[=:]\"?127\\.0\\.0\\.1:([0-9]+)"))) {
-      address_ = {"127.0.0.1", std::stoi(match[1])};
-    }
-    EXPECT_GT(address_.port, 0) << log;
+    address_ = httpAddressInLog(relay->log());
+    EXPECT_GT(address_.port, 0) << relay->log();
     return relay;
   }
   std::string xadd(const std::string& event) {

@@ -87,6 +87,19 @@ TEST_F(SandboxIsolation, AppIsReadOnlyAndTmpIsPrivateAndWritable) {
   EXPECT_EQ(output(), "hi\napp-readable") << output();
 }
 
+TEST_F(SandboxIsolation, OnlyTmpIsWritableAndItIsCapped) {
+  const Outcome outcome = runScript(
+      "for d in / /app /etc /var /usr /dev /dev/shm /proc/sys /tmp; do "
+      "  if (echo x > $d/relay-probe) 2>/dev/null; then echo writable $d; fi; done; "
+      "mkdir /new 2>/dev/null && echo mkdir-root; "
+      "dd if=/dev/zero of=/tmp/fill bs=1M count=80 2>/dev/null; "
+      "mib=$(( $(stat -c %s /tmp/fill) / 1048576 )); "
+      "[ $mib -ge 60 ] && [ $mib -le 64 ] && echo capped || echo filled $mib MiB");
+  EXPECT_TRUE(outcome.succeeded) << outcome.reason << output();
+  // The 64 MiB tmpfs (SandboxSettings::tmp_bytes) stops the 80 MiB write.
+  EXPECT_EQ(output(), "writable /tmp\ncapped") << output();
+}
+
 TEST_F(SandboxIsolation, SeesOnlyItsOwnProcesses) {
   const Outcome outcome = runScript("ls /proc | grep -cE '^[0-9]+$'");
   EXPECT_TRUE(outcome.succeeded);

@@ -110,16 +110,6 @@ TEST(HealthCommand, AnswersFromTheWorkersHealthz) {
             "unhealthy (HTTP 503 from " + (*server)->address().toString() + "): redis down\n");
 }
 
-TEST(Printable, EscapesControlBytesAndInvalidUtf8) {
-  EXPECT_EQ(printable("plain ü text"), "plain ü text");
-  EXPECT_EQ(printable("a\x1b[31mred"), "a\\x1B[31mred");
-  EXPECT_EQ(printable("bad \xff\xfe!"), "bad \\xFF\\xFE!");
-  EXPECT_EQ(printable("cut \xc3"), "cut \\xC3");
-  EXPECT_EQ(printable("overlong \xc0\xaf"), "overlong \\xC0\\xAF");
-  EXPECT_EQ(printable("line\nbreak"), "line\\x0Abreak");
-  EXPECT_EQ(printable("line\nbreak", true), "line\nbreak");
-}
-
 TEST(Shorten, CutsOnACharacterBoundaryWithAnEllipsis) {
   EXPECT_EQ(shorten("short", 10), "short");
   EXPECT_EQ(shorten("exactly ten", 11), "exactly ten");

@@ -112,6 +112,26 @@ TEST(TextLog, HandlerOutputIsVerbatimAndFieldsWithSpacesAreQuoted) {
                            " error invocation failed reason=\"exit 3\" app=a\n");
 }
 
+TEST(TextLog, HandlerOutputCannotForgeAPrefixOrDriveTheTerminal) {
+  relay::testing::FakeClock clock;
+  std::ostringstream out;
+  Logger logger(out, clock, LogLevel::kInfo, LogFormat::kText);
+  logger.handlerOutput("[a/h] ok\r[other/app] forged \x1b[2K\x1b]0;title\x07 tab\tkept \xc3\xa9");
+  EXPECT_EQ(out.str(),
+            "[a/h] ok\\x0D[other/app] forged \\x1B[2K\\x1B]0;title\\x07 tab\tkept \xc3\xa9\n");
+}
+
+TEST(TextLog, ControlCharactersInMessagesAndFieldsAreEscapedToo) {
+  relay::testing::FakeClock clock;
+  std::ostringstream out;
+  Logger logger(out, clock, LogLevel::kInfo, LogFormat::kText);
+  logger.warn("bad\rmessage", {{"reason", "exit\x1b[31m"}});
+  const std::string line = out.str();
+  EXPECT_EQ(line.find('\r'), std::string::npos) << line;
+  EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
+  EXPECT_NE(line.find("bad\\x0Dmessage"), std::string::npos) << line;
+}
+
 TEST(LogSettings, ParseKnownLevelsAndFormatsOnly) {
   EXPECT_EQ(parseLogLevel("warn"), LogLevel::kWarn);
   EXPECT_FALSE(parseLogLevel("WARN"));

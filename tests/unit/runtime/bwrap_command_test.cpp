@@ -48,9 +48,19 @@ TEST(BwrapArgv, UnsharesEverythingAndDropsCapabilities) {
 
 TEST(BwrapArgv, MountsTheAppReadOnlyAndRunsTheHandlerAfterTheSeparator) {
   const Argv argv = bwrapArgv({}, {}, execSpec());
-  EXPECT_TRUE(hasSequence(
-      argv, {"--ro-bind", "/srv/apps/app", "/app", "--chdir", "/app", "--", "/app/bin/run.sh"}));
+  EXPECT_TRUE(hasSequence(argv, {"--ro-bind", "/srv/apps/app", "/app", "--remount-ro", "/",
+                                 "--chdir", "/app", "--", "/app/bin/run.sh"}));
   EXPECT_EQ(argv.back(), "/app/bin/run.sh");
+}
+
+TEST(BwrapArgv, RemountsTheRootReadOnlyAfterEveryOtherMount) {
+  const Argv argv = bwrapArgv({}, {}, execSpec());
+  const auto remount = std::find(argv.begin(), argv.end(), "/") - 1;
+  ASSERT_EQ(*remount, "--remount-ro");
+  for (auto it = remount + 2; *it != "--"; ++it) {
+    EXPECT_TRUE(*it == "--chdir" || *it == "/app") << "after --remount-ro /: " << *it;
+  }
+  EXPECT_TRUE(hasSequence(argv, {"--dev", "/dev", "--remount-ro", "/dev"}));
 }
 
 TEST(BwrapArgv, NeverExposesRootOrHome) {
