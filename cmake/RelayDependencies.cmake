@@ -17,6 +17,18 @@ find_package(date REQUIRED CONFIG)  # libhowardhinnant-date-dev; zones from tzda
 # libseccomp-dev: the sandbox's seccomp filter (src/runtime/sandbox/seccomp_filter.cpp).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(SECCOMP REQUIRED IMPORTED_TARGET libseccomp)
+# opentelemetry-cpp (bookworm-backports): the OTLP/HTTP span exporter of src/tracing. Its CMake
+# package also demands the gRPC, abseil and protobuf development packages for exporters Relay
+# does not use, so the libraries the HTTP exporter needs are found directly.
+find_path(RELAY_OTEL_INCLUDE_DIR opentelemetry/exporters/otlp/otlp_http_exporter_factory.h
+          REQUIRED)
+add_library(relay_opentelemetry INTERFACE)
+target_include_directories(relay_opentelemetry SYSTEM INTERFACE ${RELAY_OTEL_INCLUDE_DIR})
+foreach(lib exporter_otlp_http exporter_otlp_http_client otlp_recordable http_client_curl trace
+            resources common)
+  find_library(RELAY_OTEL_${lib} opentelemetry_${lib} REQUIRED)
+  target_link_libraries(relay_opentelemetry INTERFACE ${RELAY_OTEL_${lib}})
+endforeach()
 if(RELAY_BUILD_TESTS)
   find_package(GTest REQUIRED CONFIG)
 endif()

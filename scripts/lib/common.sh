@@ -13,7 +13,7 @@ RELAY_PACKAGES=(
 )
 # Packages Debian 12 only carries in bookworm-backports (README "Dependencies" says why each);
 # ensure_packages adds the backports source when one of them is missing.
-RELAY_BACKPORTS_PACKAGES=(libhiredict-dev)
+RELAY_BACKPORTS_PACKAGES=(libhiredict-dev opentelemetry-cpp-dev python3-opentelemetry-proto)
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 

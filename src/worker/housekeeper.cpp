@@ -3,17 +3,10 @@
 #include <algorithm>
 #include <memory>
 
+#include "common/interruptible_sleep.h"
 #include "redis/errors.h"
 
 namespace relay::worker {
-namespace {
-
-using std::chrono::milliseconds;
-
-constexpr milliseconds kStopCheck{100};
-
-}  // namespace
-
 Housekeeper::Housekeeper(HousekeepingSettings settings, redis::Endpoint endpoint,
                          invocation::StreamKeys keys, stream::Trimmer& trimmer,
                          observability::Metrics& metrics, observability::Logger& logger,
@@ -67,14 +60,6 @@ void Housekeeper::refreshOnce(redis::Connection& redis) {
   setGroupState({true, true, {}});
 }
 
-void Housekeeper::sleepUnlessStopping(milliseconds duration) {
-  const MonoTime until = clock_.monotonicNow() + duration;
-  while (!stopping_ && clock_.monotonicNow() < until) {
-    clock_.sleepFor(std::min(
-        kStopCheck, std::chrono::duration_cast<milliseconds>(until - clock_.monotonicNow())));
-  }
-}
-
 void Housekeeper::loop() {
   std::unique_ptr<redis::Connection> redis;
   MonoTime next_trim = clock_.monotonicNow();
@@ -99,7 +84,7 @@ void Housekeeper::loop() {
         next_trim = clock_.monotonicNow() + settings_.retention_interval;
       }
     }
-    sleepUnlessStopping(settings_.refresh_interval);
+    sleepOr(clock_, settings_.refresh_interval, stopping_);
   }
 }
 

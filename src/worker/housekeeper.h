@@ -59,7 +59,6 @@ class Housekeeper {
 
  private:
   void loop();
-  void sleepUnlessStopping(std::chrono::milliseconds duration);
   void setGroupState(GroupState state);
 
   HousekeepingSettings settings_;

@@ -4,16 +4,10 @@
 #include <iterator>
 #include <memory>
 
+#include "common/interruptible_sleep.h"
 #include "invocation/paused_apps.h"
 
 namespace relay::worker {
-namespace {
-
-using std::chrono::milliseconds;
-
-constexpr milliseconds kStopCheck{100};
-
-}  // namespace
 
 PauseWatcher::PauseWatcher(PauseSettings settings, redis::Endpoint endpoint,
                            invocation::StreamKeys keys, observability::Metrics& metrics,
@@ -89,11 +83,7 @@ void PauseWatcher::loop() {
         logger_.debug("reading the paused apps failed", {{"error", polled.error().message}});
       }
     }
-    const MonoTime until = clock_.monotonicNow() + settings_.poll;
-    while (!stopping_ && clock_.monotonicNow() < until) {
-      clock_.sleepFor(std::min(
-          kStopCheck, std::chrono::duration_cast<milliseconds>(until - clock_.monotonicNow())));
-    }
+    sleepOr(clock_, settings_.poll, stopping_);
   }
 }
 

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -37,6 +38,12 @@ class TempDir {
     std::ofstream(file, std::ios::binary) << content;
     ::chmod(file.c_str(), mode);
     return file;
+  }
+
+  /// The content of `relative`; empty when it does not exist.
+  std::string read(const std::string& relative) const {
+    std::ifstream in(path_ / relative, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
   }
 
  private:

@@ -2,7 +2,6 @@
 // redis-server, `relay start` on the process runtime with exec handlers in a temp apps root.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 
@@ -77,12 +76,7 @@ class Pause : public RedisTest {
         *redis_->command({"XADD", "events", "*", "event", R"({"app":")" + app + R"("})"})
              ->string());
   }
-  std::string runs(const std::string& app) const {
-    std::ifstream in(apps_.path() / (app + ".runs"));
-    std::stringstream text;
-    text << in.rdbuf();
-    return text.str();
-  }
+  std::string runs(const std::string& app) const { return apps_.read(app + ".runs"); }
   long long pending() {
     auto reply = redis_->command({"XPENDING", "events", "relay"});
     return reply.ok() ? *reply->at(0)->integer() : -1;
