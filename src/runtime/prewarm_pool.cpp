@@ -15,7 +15,9 @@ void moveAll(Sandboxes& from, Sandboxes& to) {
 }  // namespace
 
 std::string sandboxShape(const InvocationSpec& spec) {
-  return spec.app + '\n' + spec.app_dir.string() + '\n' + languageName(spec.language) + '\n' +
+  std::string env;  // a prewarmed interpreter starts with it
+  for (const auto& [key, value] : spec.app_env) env += key + "=" + value + '\n';
+  return env + spec.app + '\n' + spec.app_dir.string() + '\n' + languageName(spec.language) + '\n' +
          (spec.network ? "net" : "nonet") + '\n' + std::to_string(spec.resources.memory_bytes) +
          '\n' + std::to_string(spec.resources.cpus) + '\n' + std::to_string(spec.resources.pids) +
          '\n' + spec.image;
@@ -163,7 +165,7 @@ std::size_t PrewarmPool::maintain() {
 
 void PrewarmPool::startWarmer() {
   std::lock_guard lock(mutex_);
-  if (warmer_.joinable()) return;
+  if (warmer_.joinable() || !settings_.background) return;
   warmer_ = std::thread([this] { warmerLoop(); });
   ticker_ = std::thread([this] { tickerLoop(); });
 }

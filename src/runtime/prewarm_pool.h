@@ -34,18 +34,20 @@ struct PrewarmSettings {
   std::chrono::milliseconds window{10'000};      // arrivals are counted over this window
   std::chrono::milliseconds idle_after{30'000};  // no arrival for this long: keep none
   std::chrono::milliseconds tick{100};           // the warmer's pace while anything is warm
+  bool background = true;  // startWarmer() starts the threads; false: only maintain() calls
 };
 
 /// What of an invocation decides how its sandbox is built: the app, its directory, language,
-/// network, resources and image. Per-invocation parts (environment, stdin, timeout) are handed
-/// over later and are not in it.
+/// network, resources, image and env (a prewarmed interpreter starts with it). Per-invocation parts
+/// (environment, stdin, timeout) are handed over later and are not in it.
 std::string sandboxShape(const InvocationSpec& spec);
 
 /// Prewarmed one-shot sandboxes per app and shape (docs/runtimes.md "Prewarmed sandboxes").
 /// take() hands out a ready one, or nothing (the caller starts cold); maintain() adapts each
 /// shape's stock to its arrival rate: one for the next arrival plus the arrivals expected while
-/// one more starts (rate over the window x the measured start cost), at most max_per_shape, and none once the shape was idle for idle_after
-/// (measured with the injected Clock). Each sandbox serves exactly one invocation. Thread-safe.
+/// one more starts (rate over the window x the measured start cost), at most max_per_shape, and
+/// none once the shape was idle for idle_after (measured with the injected Clock). Each sandbox
+/// serves exactly one invocation. Thread-safe.
 class PrewarmPool {
  public:
   using Starter = std::function<Result<std::unique_ptr<WarmSandbox>>(const InvocationSpec&)>;
@@ -95,7 +97,7 @@ class PrewarmPool {
   const Starter starter_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
-  std::map<std::string, Shape> shapes_;                                 // by app + shape
+  std::map<std::string, Shape> shapes_;     // by app + shape
   std::chrono::nanoseconds start_cost_{0};  // moving average; 0 until the first start
   bool stopping_ = false;
   bool asked_ = false;  // a take() since the warmer last looked

@@ -141,6 +141,10 @@ void Worker::watchApps() {
             logger_.info(std::string("app ") + what, {{"app", name}});
           }
         }
+        // Sandboxes prepared from the old template must not serve the new one.
+        for (const auto* names : {&report.updated, &report.invalid, &report.removed}) {
+          for (const std::string& name : *names) runtime_->forget(name);
+        }
       }
     } else {
       clock_.sleepFor(internals_.watch_poll);
