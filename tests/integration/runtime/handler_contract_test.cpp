@@ -10,35 +10,25 @@
 #include <gtest/gtest.h>
 
 #include "integration/runtime/runtime_harness.h"
+#include "integration/runtime/sandbox_harness.h"
 #include "runtime/process/process_runtime.h"
-#include "runtime/sandbox/sandbox_runtime.h"
 #if defined(RELAY_TEST_BACKEND_DOCKER)
 #include "integration/docker/docker_test_env.h"
 #endif
 
 namespace relay::runtime::testing {
 
-#if defined(RELAY_TEST_BACKEND_PREWARMED)
-// The sandbox runtime with every invocation handed to a prewarmed sandbox: before each run the
-// app's arrival is recorded and one sandbox of its shape is prepared, then the run must take
-// it (docs/runtimes.md "Prewarmed sandboxes": the contract is the same either way).
-class AlwaysPrewarmed final : public Runtime {
+#if defined(RELAY_TEST_BACKEND_SANDBOX) || defined(RELAY_TEST_BACKEND_PREWARMED)
+// The sandbox runtime through runOnce (sandbox_harness.h): in the prewarmed build each run is
+// handed to a sandbox prepared for it (docs/runtimes.md "Prewarmed sandboxes": the contract is
+// the same either way).
+class SandboxUnderTest final : public Runtime {
  public:
-  explicit AlwaysPrewarmed(std::unique_ptr<SandboxRuntime> sandbox)
+  explicit SandboxUnderTest(std::unique_ptr<SandboxRuntime> sandbox)
       : sandbox_(std::move(sandbox)) {}
   std::string_view name() const override { return "sandbox"; }
   Result<Outcome> run(const InvocationSpec& spec, OutputSink& output) override {
-    PrewarmPool* pool = sandbox_->prewarmPool();
-    EXPECT_NE(pool, nullptr) << "relay-launcher not found at " RELAY_TEST_LAUNCHER;
-    if (pool == nullptr) return Error::unavailable("no prewarm pool");
-    // What cannot run at all is refused before any sandbox is involved.
-    if (!sandbox_->availability(spec).available) return sandbox_->run(spec, output);
-    (void)pool->take(spec);  // the arrival that makes the pool keep one of this shape
-    pool->maintain();
-    const std::uint64_t before = sandbox_->prewarmedRuns();
-    auto outcome = sandbox_->run(spec, output);
-    EXPECT_EQ(sandbox_->prewarmedRuns(), before + 1) << "the run started cold";
-    return outcome;
+    return runOnce(*sandbox_, spec, output);
   }
   Availability availability(const InvocationSpec& spec) const override {
     return sandbox_->availability(spec);
@@ -50,19 +40,10 @@ class AlwaysPrewarmed final : public Runtime {
 #endif
 
 std::unique_ptr<Runtime> makeRuntime(Clock& clock) {
-#if defined(RELAY_TEST_BACKEND_PREWARMED)
-  SandboxSettings settings;
-  settings.launcher = RELAY_TEST_LAUNCHER;
-  settings.prewarm_settings.background = false;  // the test prepares sandboxes itself
-  auto sandbox = SandboxRuntime::create(clock, settings);
-  EXPECT_EQ(sandbox->hostProblem(), "") << "the sandbox must work on the test machine";
-  return std::make_unique<AlwaysPrewarmed>(std::move(sandbox));
-#elif defined(RELAY_TEST_BACKEND_DOCKER)
+#if defined(RELAY_TEST_BACKEND_DOCKER)
   return makeDockerTestRuntime(clock);
-#elif defined(RELAY_TEST_BACKEND_SANDBOX)
-  auto sandbox = SandboxRuntime::create(clock);
-  EXPECT_EQ(sandbox->hostProblem(), "") << "the sandbox must work on the test machine";
-  return sandbox;
+#elif defined(RELAY_TEST_BACKEND_SANDBOX) || defined(RELAY_TEST_BACKEND_PREWARMED)
+  return std::make_unique<SandboxUnderTest>(makeSandboxTestRuntime(clock));
 #else
   return std::make_unique<ProcessRuntime>(clock);
 #endif

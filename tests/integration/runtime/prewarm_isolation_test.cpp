@@ -11,8 +11,8 @@
 
 #include "common/system_clock.h"
 #include "integration/runtime/runtime_harness.h"
+#include "integration/runtime/sandbox_harness.h"
 #include "runtime/sandbox/prewarmed_sandbox.h"
-#include "runtime/sandbox/sandbox_runtime.h"
 
 namespace relay::runtime::testing {
 namespace {
@@ -31,28 +31,10 @@ long long readNumber(const fs::path& file) {
 
 class PrewarmIsolation : public ::testing::Test {
  protected:
-  PrewarmIsolation() {
-    SandboxSettings settings;
-    settings.launcher = RELAY_TEST_LAUNCHER;
-    settings.prewarm_settings.background = false;  // the test prepares sandboxes itself
-    runtime_ = SandboxRuntime::create(clock_, settings);
-  }
-  void SetUp() override {
-    ASSERT_EQ(runtime_->hostProblem(), "");
-    ASSERT_NE(runtime_->prewarmPool(), nullptr) << "relay-launcher: " RELAY_TEST_LAUNCHER;
-  }
-  // Makes the pool keep one sandbox of spec's shape ready, now.
-  void prepare(const InvocationSpec& spec) {
-    (void)pool().take(spec);
-    pool().maintain();
-    ASSERT_GE(pool().ready(spec.app), 1u);
-  }
-  // Runs `spec` on a prewarmed sandbox (and checks that it did).
+  void SetUp() override { ASSERT_NE(runtime_->prewarmPool(), nullptr); }
+  // Runs `spec` on a sandbox prepared for it (and checks that it did).
   Outcome runWarm(const InvocationSpec& spec) {
-    prepare(spec);
-    const std::uint64_t before = runtime_->prewarmedRuns();
-    auto outcome = runtime_->run(spec, sink_);
-    EXPECT_EQ(runtime_->prewarmedRuns(), before + 1);
+    auto outcome = runOnce(*runtime_, spec, sink_);
     EXPECT_TRUE(outcome.ok()) << outcome.error().message;
     return outcome.ok() ? *outcome : Outcome{};
   }
@@ -77,7 +59,7 @@ class PrewarmIsolation : public ::testing::Test {
   }
 
   SystemClock clock_;
-  std::unique_ptr<SandboxRuntime> runtime_;
+  std::unique_ptr<SandboxRuntime> runtime_ = makeSandboxTestRuntime(clock_);
   TestApp app_;
   CollectingSink sink_;
 };
@@ -106,7 +88,9 @@ TEST_F(PrewarmIsolation, NothingCrossesFromOneInvocationToTheNext) {
             "    NR = {'x86_64': 250, 'aarch64': 219}[platform.machine()]  # keyctl\n"
             "    key = ctypes.CDLL(None).syscall(NR, 10, -3, b'user', b'relay-left-key', 0)\n"
             "    print('key found' if key > 0 else 'key not found')\n"
-            "    print('message', os.environ['RELAY_MESSAGE_ID'], os.environ['RELAY_ATTEMPT'])\n");
+            "    print('message', os.environ['RELAY_MESSAGE_ID'], os.environ['RELAY_ATTEMPT'])\n"
+            "    environ = open('/proc/self/environ').read() + repr(dict(os.environ))\n"
+            "    print('previous message', '1-1' in environ)\n");
   InvocationSpec first = app_.spec(Language::kPython3, "leave.fn");
   first.message_id = "1-1";
   const Outcome left = runWarm(first);
@@ -122,6 +106,7 @@ TEST_F(PrewarmIsolation, NothingCrossesFromOneInvocationToTheNext) {
   EXPECT_TRUE(sink_.contains("sleeping False")) << sink_.text("");
   EXPECT_TRUE(sink_.contains("key not found")) << sink_.text("");  // KEYCTL_SEARCH of @s
   EXPECT_TRUE(sink_.contains("message 2-2 3")) << sink_.text("");
+  EXPECT_TRUE(sink_.contains("previous message False")) << sink_.text("");
 }
 
 TEST_F(PrewarmIsolation, EachPreparedSandboxHasItsOwnFreshCgroupWithTheLimits) {
@@ -135,7 +120,7 @@ TEST_F(PrewarmIsolation, EachPreparedSandboxHasItsOwnFreshCgroupWithTheLimits) {
   EXPECT_TRUE(runWarm(spec).succeeded) << sink_.text("");
   // The next sandbox of the same app, before its hand-over: its cgroup has only its own waiting
   // bwrap and launcher in it, none of the 64 MiB the previous invocation touched.
-  prepare(spec);
+  prepareWarm(*runtime_, spec);
   std::unique_ptr<WarmSandbox> next = pool().take(spec);
   ASSERT_NE(next, nullptr);
   InvocationCgroup& cgroup = static_cast<PrewarmedSandbox&>(*next).cgroup();
@@ -154,7 +139,7 @@ TEST_F(PrewarmIsolation, EachPreparedSandboxHasItsOwnFreshCgroupWithTheLimits) {
 TEST_F(PrewarmIsolation, AnUnusedSandboxIsEndedWhenItsAppIsForgotten) {
   app_.script("bin/ok.sh", "exit 0");
   const InvocationSpec spec = app_.spec(Language::kExec, "bin/ok.sh");
-  prepare(spec);
+  prepareWarm(*runtime_, spec);
   EXPECT_GE(busyCgroups(), 1);
   runtime_->forget(spec.app);  // its template changed
   EXPECT_EQ(pool().ready(spec.app), 0u);
