@@ -35,7 +35,8 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   observability::Logger& logger = w.logger_;
   auto runtime = makeRuntime(
       config.runtime, clock, config.docker_host,
-      [&logger](std::string_view message) { logger.warn(message); }, config.max_concurrency);
+      [&logger](std::string_view message) { logger.warn(message); }, config.max_concurrency,
+      /*prewarm=*/true);
   if (!runtime.ok()) return runtime.error();
   w.runtime_ = std::move(runtime).value();
   if (config.runtime == "process") {
