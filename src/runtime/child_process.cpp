@@ -226,6 +226,12 @@ ChildProcess::~ChildProcess() {
   }
 }
 
+bool ChildProcess::ended() const {
+  if (reaped_) return true;
+  pollfd exited{pidfd_.get(), POLLIN, 0};
+  return ::poll(&exited, 1, 0) != 0;  // readable once it exits; an error counts as gone
+}
+
 void ChildProcess::signalGroup(int signal) const {
   if (pid_ > 0) ::kill(-pid_, signal);
 }

@@ -66,6 +66,8 @@ class ChildProcess {
 
   /// Sends `signal` to the child's process group.
   void signalGroup(int signal) const;
+  /// Whether the child has ended (it may not be reaped yet). Does not block.
+  bool ended() const;
 
  private:
   ChildProcess() = default;

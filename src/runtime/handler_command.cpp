@@ -57,7 +57,109 @@ const fnName = handler.slice(dot + 1);
 });
 )JS";
 
+// A prewarmed python3 sandbox (docs/runtimes.md "Prewarmed sandboxes"): the interpreter starts
+// and imports what the bootstrap above needs ahead of demand, then reads the hand-over
+// (src/runtime/handover.h) from fd 0 unbuffered, byte-exact, so the event stays for the
+// handler. It takes the handed environment as its own and runs the handed `python3 -c <code>
+// args...` command's code as __main__ would; any other command is exec'd as it is.
+constexpr const char* kPythonWarmBootstrap = R"PY(
+import asyncio, importlib, inspect, json, os, sys, traceback
+def _read(n):
+    data = b""
+    while len(data) < n:
+        chunk = os.read(0, n - len(data))
+        if not chunk:
+            sys.exit("relay: hand-over cut short")
+        data += chunk
+    return data
+def _handover():
+    line = b""
+    while not line.endswith(b"\n"):
+        c = os.read(0, 1)
+        if not c:
+            os._exit(0)
+        line += c
+        if len(line) > 96:
+            sys.exit("relay: malformed hand-over")
+    parts = line.split()
+    if len(parts) != 5 or parts[:2] != [b"RELAY-HANDOVER", b"1"]:
+        sys.exit("relay: malformed hand-over")
+    argc, envc, size = int(parts[2]), int(parts[3]), int(parts[4])
+    strings = _read(size).split(b"\0")[:-1] if size else []
+    if argc == 0 or len(strings) != argc + envc:
+        sys.exit("relay: malformed hand-over")
+    return strings[:argc], strings[argc:]
+_argv, _env = _handover()
+os.environb.clear()
+for _var in _env:
+    _key, _, _value = _var.partition(b"=")
+    os.environb[_key] = _value
+if _argv[:2] != [b"python3", b"-c"] or len(_argv) < 3:
+    os.execvpe(_argv[0], _argv, os.environ)
+sys.argv = ["-c"] + [a.decode("utf-8", "surrogateescape") for a in _argv[3:]]
+_code = compile(_argv[2].decode("utf-8", "surrogateescape"), "<string>", "exec")
+exec(_code, {"__name__": "__main__", "__builtins__": __builtins__})
+)PY";
+
+// The same for node: `node -e` starts ahead of demand, reads the hand-over synchronously from
+// fd 0, replaces process.env and process.argv, and evaluates the handed `node -e <code>` code.
+constexpr const char* kNodeWarmBootstrap = R"JS(
+const relayFs = require("fs");
+const relayRead = (n) => {
+  const buf = Buffer.alloc(n);
+  let got = 0;
+  while (got < n) {
+    const r = relayFs.readSync(0, buf, got, n - got, null);
+    if (r === 0) { console.error("relay: hand-over cut short"); process.exit(127); }
+    got += r;
+  }
+  return buf;
+};
+let relayLine = "";
+for (;;) {
+  const b = Buffer.alloc(1);
+  if (relayFs.readSync(0, b, 0, 1, null) === 0) process.exit(0);
+  if (b[0] === 10) break;
+  relayLine += String.fromCharCode(b[0]);
+  if (relayLine.length > 96) { console.error("relay: malformed hand-over"); process.exit(127); }
+}
+const relayParts = relayLine.split(" ");
+const [relayArgc, relayEnvc, relaySize] = relayParts.slice(2).map(Number);
+const relayStrings = [];
+if (relaySize > 0) {
+  const payload = relayRead(relaySize);
+  for (let i = 0, start = 0; i < payload.length; i++) {
+    if (payload[i] === 0) { relayStrings.push(payload.subarray(start, i).toString("utf8")); start = i + 1; }
+  }
+}
+const relayArgv = relayStrings.slice(0, relayArgc);
+if (relayParts.length !== 5 || relayParts[0] !== "RELAY-HANDOVER" || relayParts[1] !== "1" ||
+    relayStrings.length !== relayArgc + relayEnvc || relayArgv[0] !== "node" || relayArgv[1] !== "-e") {
+  console.error("relay: malformed hand-over");
+  process.exit(127);
+}
+for (const key of Object.keys(process.env)) delete process.env[key];
+for (const v of relayStrings.slice(relayArgc)) {
+  const eq = v.indexOf("=");
+  process.env[v.slice(0, eq)] = v.slice(eq + 1);
+}
+process.argv.splice(1, process.argv.length - 1, ...relayArgv.slice(3));
+eval(relayArgv[2]);
+)JS";
+
 }  // namespace
+
+std::vector<std::string> warmHandlerCommand(Language language, const std::string& launcher) {
+  switch (language) {
+    case Language::kPython3:
+      return {"python3", "-c", kPythonWarmBootstrap};
+    case Language::kNode:
+      return {"node", "-e", kNodeWarmBootstrap};
+    case Language::kExec:
+      break;
+  }
+  return {launcher};
+}
 
 const char* pythonBootstrap() { return kPythonBootstrap; }
 const char* nodeBootstrap() { return kNodeBootstrap; }

@@ -19,6 +19,12 @@ std::vector<std::string> handlerCommand(const InvocationSpec& spec, const std::s
 /// node candidates. A missing handler file makes the app unavailable, never a failed attempt.
 Result<std::filesystem::path> resolveHandlerFile(const InvocationSpec& spec);
 
+/// What a prewarmed sandbox runs while it waits for its hand-over (docs/runtimes.md
+/// "Prewarmed sandboxes"): python3 and node already started with a bootstrap that reads the
+/// hand-over and then runs the handed command's code; for exec handlers `launcher` (the path of
+/// relay-launcher inside the sandbox), which execs the handed command.
+std::vector<std::string> warmHandlerCommand(Language language, const std::string& launcher);
+
 /// The bootstrap sources, exposed for tests.
 const char* pythonBootstrap();
 const char* nodeBootstrap();

@@ -83,6 +83,9 @@ class Runtime {
   virtual Result<Outcome> run(const InvocationSpec& spec, OutputSink& output) = 0;
   /// Whether this backend can run handlers of this app (image present, bwrap works...).
   virtual Availability availability(const InvocationSpec& app_spec) const = 0;
+  /// The app's template or files changed (or it was removed): drop anything prepared for it
+  /// ahead of demand. Thread-safe.
+  virtual void forget(const std::string& /*app*/) {}
 };
 
 /// The environment every handler gets: the app's env, then Relay's own RELAY_* variables

@@ -9,10 +9,12 @@ namespace relay::worker {
 Result<std::unique_ptr<runtime::Runtime>> makeRuntime(const std::string& name, Clock& clock,
                                                       const std::string& docker_host,
                                                       std::function<void(std::string_view)> warn,
-                                                      int max_concurrency) {
+                                                      int max_concurrency, bool prewarm) {
   if (name == "sandbox") {
     runtime::SandboxSettings settings;
     settings.cpu_slots = max_concurrency;
+    settings.prewarm = prewarm;
+    settings.prewarm_settings.max_total = static_cast<std::size_t>(max_concurrency);
     return std::unique_ptr<runtime::Runtime>(runtime::SandboxRuntime::create(clock, settings));
   }
   if (name == "process") {

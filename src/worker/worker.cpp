@@ -35,7 +35,8 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   observability::Logger& logger = w.logger_;
   auto runtime = makeRuntime(
       config.runtime, clock, config.docker_host,
-      [&logger](std::string_view message) { logger.warn(message); }, config.max_concurrency);
+      [&logger](std::string_view message) { logger.warn(message); }, config.max_concurrency,
+      /*prewarm=*/true);
   if (!runtime.ok()) return runtime.error();
   w.runtime_ = std::move(runtime).value();
   if (config.runtime == "process") {
@@ -157,6 +158,10 @@ void Worker::watchApps() {
           for (const std::string& name : *names) {
             logger_.info(std::string("app ") + what, {{"app", name}});
           }
+        }
+        // Sandboxes prepared from the old template must not serve the new one.
+        for (const auto* names : {&report.updated, &report.invalid, &report.removed}) {
+          for (const std::string& name : *names) runtime_->forget(name);
         }
       }
     } else {

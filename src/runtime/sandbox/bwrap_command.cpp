@@ -6,16 +6,17 @@
 #include "runtime/handler_command.h"
 
 namespace relay::runtime {
-namespace {
-
 namespace fs = std::filesystem;
-
-constexpr const char* kAppMount = "/app";
-
-}  // namespace
 
 std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const SandboxTools& tools,
                                    const InvocationSpec& spec) {
+  return bwrapArgv(settings, tools, spec, {}, handlerCommand(spec, kAppMount));
+}
+
+std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const SandboxTools& tools,
+                                   const InvocationSpec& spec,
+                                   const std::vector<std::string>& extra,
+                                   std::vector<std::string> command) {
   // --unshare-user explicitly: --unshare-all only tries it, and --disable-userns needs it.
   std::vector<std::string> argv = {tools.bwrap,
                                    "--unshare-all",
@@ -59,9 +60,10 @@ std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const Sandbo
                            std::to_string(settings.tmp_bytes), "--tmpfs", "/tmp"});
   argv.insert(argv.end(),
               {"--ro-bind", fs::absolute(spec.app_dir).lexically_normal().string(), kAppMount});
+  argv.insert(argv.end(), extra.begin(), extra.end());
   // Last of the mount operations: the root itself (bwrap's tmpfs) becomes read-only.
   argv.insert(argv.end(), {"--remount-ro", "/", "--chdir", kAppMount, "--"});
-  for (std::string& arg : handlerCommand(spec, kAppMount)) argv.push_back(std::move(arg));
+  for (std::string& arg : command) argv.push_back(std::move(arg));
   return argv;
 }
 
@@ -76,7 +78,14 @@ std::vector<std::string> networkPrefix(const SandboxTools& tools) {
 
 std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,
                                      const InvocationSpec& spec) {
-  std::vector<std::string> argv = bwrapArgv(settings, tools, spec);
+  return sandboxArgv(settings, tools, spec, {}, handlerCommand(spec, kAppMount));
+}
+
+std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,
+                                     const InvocationSpec& spec,
+                                     const std::vector<std::string>& extra,
+                                     std::vector<std::string> command) {
+  std::vector<std::string> argv = bwrapArgv(settings, tools, spec, extra, std::move(command));
   if (!spec.network) return argv;
   std::vector<std::string> wrapped = networkPrefix(tools);
   wrapped.insert(wrapped.end(), std::make_move_iterator(argv.begin()),

@@ -17,12 +17,23 @@ struct SandboxTools {
 
 /// Descriptor number at which bwrap finds the seccomp program (LaunchOptions::inherited_fds).
 inline constexpr int kSeccompFd = 3;
+/// Where the app directory is mounted (read-only) inside the sandbox.
+inline constexpr const char* kAppMount = "/app";
+/// Where a prewarmed sandbox sees relay-launcher (read-only; docs/runtimes.md "Prewarmed
+/// sandboxes").
+inline constexpr const char* kLauncherMount = "/run/relay-launcher";
 
 /// bwrap with every isolation option of docs/runtimes.md, then `--` and the handler command.
 /// With spec.network bwrap keeps the network namespace it starts in (--share-net): run it under
 /// networkPrefix(). Pure: reads the host's top-level symlinks (/bin -> usr/bin), starts nothing.
 std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const SandboxTools& tools,
                                    const InvocationSpec& spec);
+/// The same running `command` instead, with `extra` bwrap options before the `--` (a
+/// prewarmed sandbox's launcher bind).
+std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const SandboxTools& tools,
+                                   const InvocationSpec& spec,
+                                   const std::vector<std::string>& extra,
+                                   std::vector<std::string> command);
 
 /// pasta's command line up to `--`: it runs the command after it in a new user and network
 /// namespace of its own whose traffic it forwards through sockets on the host, so a
@@ -34,5 +45,10 @@ std::vector<std::string> networkPrefix(const SandboxTools& tools);
 /// spec.network. argv[0] is the executable to start.
 std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,
                                      const InvocationSpec& spec);
+/// The same running `command` (with `extra` bwrap options), as bwrapArgv's overload.
+std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,
+                                     const InvocationSpec& spec,
+                                     const std::vector<std::string>& extra,
+                                     std::vector<std::string> command);
 
 }  // namespace relay::runtime

@@ -2,18 +2,37 @@
 
 #include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <filesystem>
 
 #include "runtime/child_process.h"
 #include "runtime/handler_command.h"
+#include "runtime/handover.h"
 #include "runtime/output_lines.h"
+#include "runtime/sandbox/prewarmed_sandbox.h"
 #include "runtime/sandbox/sandbox_probe.h"
 
 namespace relay::runtime {
 namespace {
 
 namespace fs = std::filesystem;
+
+// The environment a cold start gives the handler, as KEY=VALUE.
+std::vector<std::string> environmentOf(const InvocationSpec& spec) {
+  std::vector<std::string> env;
+  for (const auto& [key, value] : handlerEnvironment(spec)) env.push_back(key + "=" + value);
+  return env;
+}
+
+// relay-launcher beside the running executable, or the configured one; empty when absent.
+std::string findLauncher(const std::string& configured) {
+  std::error_code ec;
+  const fs::path path =
+      configured.empty() ? fs::read_symlink("/proc/self/exe", ec).parent_path() / "relay-launcher"
+                         : fs::path(configured);
+  return !ec && ::access(path.c_str(), X_OK) == 0 ? path.string() : std::string();
+}
 
 // Whether `uid` (not the owner, not in the group) can list and read `dir`: every ancestor
 // must be searchable by others, the directory itself readable and searchable.
@@ -73,6 +92,14 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
     return runtime;
   }
   runtime->network_problem_ = runtime->checkNetwork(clock);
+  runtime->launcher_ = findLauncher(runtime->settings_.launcher);
+  if (runtime->settings_.prewarm && !runtime->launcher_.empty()) {
+    SandboxRuntime* self = runtime.get();
+    runtime->prewarm_ = std::make_unique<PrewarmPool>(
+        runtime->settings_.prewarm_settings, clock,
+        [self](const InvocationSpec& spec) { return self->startWarm(spec); });
+    runtime->prewarm_->startWarmer();
+  }
   return runtime;
 }
 
@@ -85,6 +112,10 @@ std::string SandboxRuntime::checkNetwork(Clock& clock) {
   tools_.pasta = *pasta;
   auto probe = probeSandbox(settings_, tools_, *seccomp_, clock, /*network=*/true);
   return probe.ok() ? std::string() : probe.error().message;
+}
+
+void SandboxRuntime::forget(const std::string& app) {
+  if (prewarm_) prewarm_->forget(app);
 }
 
 Availability SandboxRuntime::availability(const InvocationSpec& app_spec) const {
@@ -111,38 +142,79 @@ Availability SandboxRuntime::availability(const InvocationSpec& app_spec) const 
   return {};
 }
 
-Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& output) {
-  const Availability available = availability(spec);
-  if (!available.available) return Error::unavailable(available.reason);
-  auto cgroup = cgroups_->createInvocation(spec.resources);
-  if (!cgroup.ok()) return cgroup.error();
-  InvocationCgroup& group = **cgroup;
-
+Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(const InvocationSpec& spec,
+                                                             const InvocationCgroup& cgroup,
+                                                             const std::vector<std::string>& extra,
+                                                             std::vector<std::string> command,
+                                                             std::vector<std::string> env) const {
   auto seccomp = seccomp_->openProgram();
   if (!seccomp.ok()) return seccomp.error();
-
   LaunchOptions options;
-  options.argv = sandboxArgv(settings_, tools_, spec);
+  options.argv = sandboxArgv(settings_, tools_, spec, extra, std::move(command));
   options.executable = options.argv.front();
   options.inherited_fds = {seccomp->get()};  // becomes kSeccompFd
-  for (const auto& [key, value] : handlerEnvironment(spec))
-    options.env.push_back(key + "=" + value);
-  options.cgroup_procs_files = group.procsFiles();
-  options.cgroup_fd = group.directoryFd();
+  options.env = std::move(env);
+  options.cgroup_procs_files = cgroup.procsFiles();
+  options.cgroup_fd = cgroup.directoryFd();
   options.uid = settings_.uid;
   options.gid = settings_.gid;
   options.cwd = "/";
   // Under no_new_privs pasta's exec of bwrap would not regain the capabilities bwrap needs in
   // pasta's user namespace; bwrap sets no_new_privs for the handler either way.
   options.no_new_privs = !spec.network;
+  return ChildProcess::spawn(options);
+}
 
-  const MonoTime start = clock_.monotonicNow();
-  auto child = ChildProcess::spawn(options);
+Result<std::unique_ptr<WarmSandbox>> SandboxRuntime::startWarm(const InvocationSpec& spec) {
+  auto cgroup = cgroups_->createInvocation(spec.resources);
+  if (!cgroup.ok()) return cgroup.error();
+  // Nothing of any invocation: the handler's environment arrives with the hand-over. An
+  // interpreter starts with the app's env too, which it reads at start-up (PYTHONPATH...).
+  InvocationSpec bare = spec;
+  if (spec.language == Language::kExec) bare.app_env.clear();
+  std::vector<std::string> env;
+  for (const std::string& var : environmentOf(bare)) {
+    if (var.rfind("RELAY_", 0) != 0) env.push_back(var);
+  }
+  std::vector<std::string> extra;
+  if (spec.language == Language::kExec) extra = {"--ro-bind", launcher_, kLauncherMount};
+  auto bwrap = launch(spec, **cgroup, extra, warmHandlerCommand(spec.language, kLauncherMount),
+                      std::move(env));
+  if (!bwrap.ok()) return bwrap.error();
+  cgroups_->prepare(spec.resources);
+  return std::unique_ptr<WarmSandbox>(
+      std::make_unique<PrewarmedSandbox>(std::move(cgroup).value(), std::move(bwrap).value()));
+}
+
+Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& output) {
+  const Availability available = availability(spec);
+  if (!available.available) return Error::unavailable(available.reason);
+  const std::vector<std::string> command = handlerCommand(spec, kAppMount);
+  if (std::unique_ptr<WarmSandbox> warm = prewarm_ ? prewarm_->take(spec) : nullptr) {
+    auto& sandbox = static_cast<PrewarmedSandbox&>(*warm);
+    ++prewarmed_runs_;
+    // The hand-over is exactly what a cold start execs: the same argv, the same environment.
+    std::string input = encodeHandover({command, environmentOf(spec)});
+    input.append(spec.input);
+    return supervise(spec, sandbox.cgroup(), sandbox.bwrap(), input, output);
+  }
+  auto cgroup = cgroups_->createInvocation(spec.resources);
+  if (!cgroup.ok()) return cgroup.error();
+  auto child = launch(spec, **cgroup, {}, command, environmentOf(spec));
   if (!child.ok()) return child.error();
+  auto outcome = supervise(spec, **cgroup, **child, spec.input, output);
+  // The next invocation with these limits finds its cgroup made (this one is never reused).
+  cgroups_->prepare(spec.resources);
+  return outcome;
+}
+
+Result<Outcome> SandboxRuntime::supervise(const InvocationSpec& spec, InvocationCgroup& group,
+                                          ChildProcess& process, std::string_view input,
+                                          OutputSink& output) {
+  const MonoTime start = clock_.monotonicNow();
   const std::string prefix = outputPrefix(spec);
   LineSplitter out(prefix, output);
   LineSplitter err(prefix, output);
-  ChildProcess& process = **child;
   // The cgroup holds bwrap (under pasta with network) and everything below it, whatever
   // sessions the handler creates. SIGTERM spares the process Relay started and its direct
   // children (bwrap and its namespace init, or pasta and bwrap; an init ignores SIGTERM
@@ -150,10 +222,8 @@ Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& outp
   // once; SIGKILL takes everything.
   const pid_t root_pid = process.pid();
   auto termination = process.supervise(
-      spec.input, out, err, clock_, spec.timeout,
+      input, out, err, clock_, spec.timeout,
       [&group, root_pid](int sig) { group.signalAll(sig, sig == SIGKILL ? -1 : root_pid); });
-  // The next invocation with these limits finds its cgroup made (this one is never reused).
-  cgroups_->prepare(spec.resources);
   if (!termination.ok()) return termination.error();
   // bwrap reports a handler killed by signal N as exit 128+N.
   if (termination->exited && termination->code > 128 && termination->code < 128 + NSIG) {

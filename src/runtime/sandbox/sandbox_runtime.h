@@ -2,12 +2,15 @@
 
 #include <sys/types.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
+#include "runtime/child_process.h"
+#include "runtime/prewarm_pool.h"
 #include "runtime/runtime.h"
 #include "runtime/sandbox/bwrap_command.h"
 #include "runtime/sandbox/cgroup.h"
@@ -30,8 +33,12 @@ class SandboxRuntime final : public Runtime {
                                                 Result<CgroupLayout> layout);
 
   std::string_view name() const override { return "sandbox"; }
+  /// Hands the invocation to a prewarmed sandbox of its app when one is ready, else starts a
+  /// sandbox for it; either way one sandbox, one invocation.
   Result<Outcome> run(const InvocationSpec& spec, OutputSink& output) override;
   Availability availability(const InvocationSpec& app_spec) const override;
+  /// Drops the app's prewarmed sandboxes.
+  void forget(const std::string& app) override;
 
   /// What create() found on this host.
   const SandboxTools& tools() const { return tools_; }
@@ -41,12 +48,27 @@ class SandboxRuntime final : public Runtime {
   /// when they can. They are never given the host's network namespace instead.
   const std::string& networkProblem() const { return network_problem_; }
   const CgroupManager* cgroups() const { return cgroups_.get(); }
+  /// The prewarm pool; null when prewarming is off or relay-launcher was not found.
+  PrewarmPool* prewarmPool() const { return prewarm_.get(); }
+  /// How many invocations were handed to a prewarmed sandbox.
+  std::uint64_t prewarmedRuns() const { return prewarmed_runs_.load(); }
 
  private:
   /// Finds pasta and starts one networked probe sandbox; the reason it cannot, or "".
   std::string checkNetwork(Clock& clock);
   SandboxRuntime(Clock& clock, SandboxSettings settings)
       : clock_(clock), settings_(std::move(settings)) {}
+  /// Starts bwrap (with the seccomp program) running `command` in `cgroup`, environment `env`.
+  Result<std::unique_ptr<ChildProcess>> launch(const InvocationSpec& spec,
+                                               const InvocationCgroup& cgroup,
+                                               const std::vector<std::string>& extra,
+                                               std::vector<std::string> command,
+                                               std::vector<std::string> env) const;
+  /// A sandbox of spec's shape waiting for its hand-over (relay-launcher or a warm interpreter).
+  Result<std::unique_ptr<WarmSandbox>> startWarm(const InvocationSpec& spec);
+  /// Feeds `input`, forwards output and waits: the invocation's outcome.
+  Result<Outcome> supervise(const InvocationSpec& spec, InvocationCgroup& cgroup,
+                            ChildProcess& process, std::string_view input, OutputSink& output);
 
   Clock& clock_;
   SandboxSettings settings_;
@@ -55,6 +77,9 @@ class SandboxRuntime final : public Runtime {
   std::unique_ptr<CgroupManager> cgroups_;
   std::string host_problem_;
   std::string network_problem_;
+  std::string launcher_;
+  std::atomic<std::uint64_t> prewarmed_runs_{0};
+  std::unique_ptr<PrewarmPool> prewarm_;  // last: its warmer uses the members above
 };
 
 }  // namespace relay::runtime

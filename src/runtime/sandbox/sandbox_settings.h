@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/prewarm_pool.h"
 #include "runtime/sandbox/cgroup.h"
 
 namespace relay::runtime {
@@ -20,6 +21,12 @@ struct SandboxSettings {
   /// How many invocations may run at once (MAX_CONCURRENCY): the sandboxes together get the
   /// CPU weight of that many ordinary processes.
   int cpu_slots = CgroupManager::kDefaultCpuSlots;
+  /// Prewarmed one-shot sandboxes (docs/runtimes.md "Prewarmed sandboxes"); off: every
+  /// invocation starts cold.
+  bool prewarm = true;
+  PrewarmSettings prewarm_settings;
+  /// relay-launcher; empty: the one beside the running executable. Without it, no prewarm.
+  std::string launcher;
   /// Host paths exposed read-only when present; never /root, /home or Relay's own files.
   std::vector<std::string> system_paths = {"/usr",
                                            "/etc/ssl",

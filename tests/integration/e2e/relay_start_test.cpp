@@ -68,6 +68,10 @@ TEST_F(RelayStart, BadConfigurationStopsWithAOneLineErrorBeforeTouchingRedis) {
 }
 
 TEST_F(RelayStart, PasswordInRedisUriIsNeverLogged) {
+  auto admin = server().connect();
+  const auto created =
+      admin->command({"ACL", "SETUSER", "relay", "on", ">s3cr3t-pw", "~*", "&*", "+@all"});
+  ASSERT_TRUE(created && created->status()) << "the server knows the user relay logs in as";
   SpawnedProcess relay(
       {RELAY_BINARY, "start", "--apps", RELAY_EXAMPLES_DIR "/apps"},
       {"REDIS_URI=redis://relay:s3cr3t-pw@127.0.0.1:" + std::to_string(server().port()),

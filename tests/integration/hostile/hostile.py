@@ -1,6 +1,7 @@
 # A hostile handler: each function tries one escape from the sandbox (issue 12) and prints
-# `RESULT <attempt> ESCAPED|blocked <detail>` per try, then `DONE`. The hostile-handler suite
-# (hostile_handler_test.cpp) runs them under `relay start` and asserts that nothing escaped.
+# `RESULT <attempt> ESCAPED|blocked <detail>` per try, then `DONE cold|prewarmed`. The
+# hostile-handler suite (hostile_handler_test.cpp) runs them under `relay start` and asserts
+# that nothing escaped.
 import ctypes
 import errno
 import os
@@ -34,7 +35,11 @@ def report(attempt, escaped, detail=""):
 
 
 def done():
-    print("DONE", flush=True)
+    # A prewarmed python3 sandbox's interpreter started before any invocation: its start-up
+    # environment (/proc/self/environ) has no RELAY_MESSAGE_ID; a cold start's has.
+    with open("/proc/self/environ", "rb") as environ:
+        cold = b"RELAY_MESSAGE_ID=" in environ.read()
+    print("DONE", "cold" if cold else "prewarmed", flush=True)
 
 
 def syscall(name, *args):

@@ -1,0 +1,92 @@
+// relay-launcher: the first program of a prewarmed sandbox (docs/runtimes.md "Prewarmed
+// sandboxes"). bwrap starts it ahead of demand; it waits on stdin for the hand-over (the
+// handler's argv and complete environment, src/runtime/handover.h), then leaves only stdin,
+// stdout and stderr open and execs the handler, whose stdin is the rest of the pipe: the event,
+// then EOF. Without a hand-over (stdin closed: the sandbox was dropped unused) it exits 0.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "runtime/child_setup.h"
+#include "runtime/handover.h"
+
+namespace {
+
+using namespace relay::runtime;
+
+// Reads exactly `size` bytes; false on EOF or error first.
+bool readExactly(std::string& into, std::size_t size) {
+  into.resize(size);
+  std::size_t got = 0;
+  while (got < size) {
+    const ssize_t n = ::read(0, into.data() + got, size - got);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    got += static_cast<std::size_t>(n);
+  }
+  return true;
+}
+
+// The header line, read a byte at a time so nothing of the event is consumed. Empty at EOF.
+std::string readHeaderLine() {
+  std::string line;
+  char c = 0;
+  while (line.size() <= kMaxHandoverHeader) {
+    const ssize_t n = ::read(0, &c, 1);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0 || c == '\n') break;
+    line.push_back(c);
+  }
+  return line;
+}
+
+// argv[0] as execve needs it: itself when it has a slash, else the first executable match on
+// the PATH of the handler's environment (what bwrap's execvp does on a cold start).
+std::string resolve(const std::string& name, const std::vector<std::string>& env) {
+  if (name.find('/') != std::string::npos) return name;
+  std::string path = "/usr/local/bin:/usr/bin:/bin";
+  for (const std::string& var : env) {
+    if (var.rfind("PATH=", 0) == 0) path = var.substr(5);
+  }
+  std::size_t start = 0;
+  while (start <= path.size()) {
+    const std::size_t colon = std::min(path.find(':', start), path.size());
+    const std::string dir = path.substr(start, colon - start);
+    const std::string candidate = (dir.empty() ? "." : dir) + "/" + name;
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+    start = colon + 1;
+  }
+  return name;
+}
+
+int refuse(const std::string& message) {
+  std::fprintf(stderr, "relay-launcher: %s\n", message.c_str());
+  return 127;
+}
+
+}  // namespace
+
+int main() {
+  const std::string line = readHeaderLine();
+  if (line.empty()) return 0;
+  auto header = decodeHandoverHeader(line);
+  if (!header.ok()) return refuse(header.error().message);
+  std::string payload;
+  if (!readExactly(payload, header->bytes)) return refuse("hand-over cut short");
+  auto handover = decodeHandoverPayload(*header, payload);
+  if (!handover.ok()) return refuse(handover.error().message);
+  std::vector<char*> argv, envp;
+  for (std::string& arg : handover->argv) argv.push_back(arg.data());
+  argv.push_back(nullptr);
+  for (std::string& var : handover->env) envp.push_back(var.data());
+  envp.push_back(nullptr);
+  const std::string executable = resolve(handover->argv[0], handover->env);
+  if (!child_setup::markCloexecFrom(3))
+    return refuse(std::string("close-on-exec: ") + std::strerror(errno));
+  ::execve(executable.c_str(), argv.data(), envp.data());
+  return refuse("cannot execute " + executable + ": " + std::strerror(errno));
+}
