@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,10 @@ struct StreamKeys {
   std::string paused() const;
   /// `relay:<stream>:` itself, for SCANs and docs.
   std::string prefix() const;
+  /// `relay:<stream>:minute:<unix-minute>`: the per-minute counters every worker adds to.
+  std::string minute(std::int64_t unix_minute) const;
+  /// `relay:<stream>:attempts:<group>:<message-id>`: the attempt journal of one message.
+  std::string attempts(std::string_view message_id) const;
 };
 
 /// The state-hash field of one invocation: `<app>/<handler>`.

@@ -59,7 +59,8 @@ Dispatcher::Dispatcher(DispatchSettings settings, invocation::InvocationStore& s
       metrics_(metrics),
       logger_(logger),
       clock_(clock),
-      stats_(store.keys(), metrics) {}
+      stats_(store.keys(), metrics),
+      journal_(store.keys(), settings_.consumer, settings_.invocation_retention, metrics, clock) {}
 
 Dispatcher::~Dispatcher() = default;
 
@@ -227,9 +228,18 @@ bool Dispatcher::runInvocation(redis::Connection& redis, const StreamEntry& entr
       invocationSpec(*app_entry.app, handler, invocation.timeout, entry.id, claim->attempt,
                      invocation.trigger, input);
   LogSink sink(logger_);
+  journal_.started(redis, entry.id, app_entry.name, handler, claim->attempt);
   metrics_.addInflight(1);
   const Result<runtime::Outcome> outcome = runtime_.run(spec, sink);
   metrics_.addInflight(-1);
+  if (outcome.ok()) {
+    journal_.finished(redis, entry.id, app_entry.name, handler, claim->attempt,
+                      outcome->succeeded ? "succeeded" : "failed", outcome->reason,
+                      outcome->duration);
+  } else {
+    journal_.finished(redis, entry.id, app_entry.name, handler, claim->attempt, "not_run",
+                      outcome.error().message, {});
+  }
   LogFields result = fields;
   result.emplace_back("attempt", std::to_string(claim->attempt));
   if (!outcome.ok()) {

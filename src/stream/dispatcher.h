@@ -14,6 +14,7 @@
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "runtime/runtime.h"
+#include "stream/attempt_journal.h"
 #include "stream/concurrency_limiter.h"
 #include "stream/message_decoder.h"
 #include "stream/stats_recorder.h"
@@ -97,7 +98,8 @@ class Dispatcher {
   observability::Metrics& metrics_;
   observability::Logger& logger_;
   Clock& clock_;
-  StatsRecorder stats_;  // relay:<stream>:stats, next to the metrics
+  StatsRecorder stats_;     // relay:<stream>:stats, next to the metrics
+  AttemptJournal journal_;  // relay:<stream>:attempts:..., for the console
   std::mutex classifier_mutex_;
   std::shared_ptr<const Classifier> classifier_;
 };

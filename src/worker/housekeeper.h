@@ -12,6 +12,7 @@
 #include "observability/metrics.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
+#include "stream/throughput_recorder.h"
 #include "stream/trimmer.h"
 
 namespace relay::worker {
@@ -32,14 +33,15 @@ struct GroupState {
 };
 
 /// Keeps what the HTTP endpoints report current without making them wait on Redis: refreshes
-/// relay_pending_messages and the group's existence every refresh interval, and applies
+/// relay_pending_messages and the group's existence every refresh interval, flushes the
+/// per-minute throughput counters as often (and once more when it stops), and applies
 /// retention every retention interval (the first pass right at start). One thread with its own
 /// connection, reconnecting on the next round after a failure.
 class Housekeeper {
  public:
   Housekeeper(HousekeepingSettings settings, redis::Endpoint endpoint, invocation::StreamKeys keys,
-              stream::Trimmer& trimmer, observability::Metrics& metrics,
-              observability::Logger& logger, Clock& clock);
+              stream::Trimmer& trimmer, stream::ThroughputRecorder& throughput,
+              observability::Metrics& metrics, observability::Logger& logger, Clock& clock);
   /// Stops and joins the thread.
   ~Housekeeper();
   Housekeeper(const Housekeeper&) = delete;
@@ -65,6 +67,7 @@ class Housekeeper {
   redis::Endpoint endpoint_;
   invocation::StreamKeys keys_;
   stream::Trimmer& trimmer_;
+  stream::ThroughputRecorder& throughput_;
   observability::Metrics& metrics_;
   observability::Logger& logger_;
   Clock& clock_;

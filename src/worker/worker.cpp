@@ -84,8 +84,10 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   w.trimmer_ = std::make_unique<stream::Trimmer>(
       keys, stream::RetentionSettings{config.stream_retention, config.dlq_retention}, w.metrics_,
       w.logger_, clock);
-  w.housekeeper_ = std::make_unique<Housekeeper>(w.internals_.housekeeping, config.redis, keys,
-                                                 *w.trimmer_, w.metrics_, w.logger_, clock);
+  w.throughput_ = std::make_unique<stream::ThroughputRecorder>(keys, w.metrics_, clock);
+  w.housekeeper_ =
+      std::make_unique<Housekeeper>(w.internals_.housekeeping, config.redis, keys, *w.trimmer_,
+                                    *w.throughput_, w.metrics_, w.logger_, clock);
   w.pauses_->onChange([&w](const PauseWatcher::Change& change) {
     w.registry_->refreshAvailability();
     // Resumed: run the backlog now rather than when the reclaimer finds it idle.

@@ -75,6 +75,7 @@ class Worker {
   std::unique_ptr<stream::Dispatcher> dispatcher_;
   std::unique_ptr<stream::Consumer> consumer_;
   std::unique_ptr<stream::Trimmer> trimmer_;
+  std::unique_ptr<stream::ThroughputRecorder> throughput_;
   std::unique_ptr<Housekeeper> housekeeper_;
   std::unique_ptr<stream::SchedulePublisher> publisher_;
   std::unique_ptr<observability::HttpServer> http_;  // last: its handlers use the members above
