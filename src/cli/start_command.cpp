@@ -1,53 +1,15 @@
-#include <pthread.h>
-#include <signal.h>
-
 #include <CLI/CLI.hpp>
 #include <memory>
-#include <thread>
 
 #include "cli/app_flags.h"
 #include "cli/command.h"
+#include "cli/signal_stopper.h"
 #include "common/random.h"
 #include "common/system_clock.h"
 #include "worker/config.h"
 #include "worker/worker.h"
 
 namespace relay::cli {
-namespace {
-
-// SIGTERM/SIGINT are blocked in every thread and taken by one waiting thread, which asks the
-// worker to stop gracefully; a second signal while stopping is ignored (the stop is running).
-class SignalStopper {
- public:
-  explicit SignalStopper(worker::Worker& worker) {
-    sigemptyset(&signals_);
-    sigaddset(&signals_, SIGTERM);
-    sigaddset(&signals_, SIGINT);
-    pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
-    thread_ = std::thread([this, &worker] {
-      int signal = 0;
-      sigwait(&signals_, &signal);
-      if (!done_) {
-        worker.logger().info(signal == SIGINT ? "SIGINT: stopping" : "SIGTERM: stopping");
-        worker.stop();
-      }
-    });
-  }
-  ~SignalStopper() {
-    done_ = true;
-    pthread_kill(thread_.native_handle(), SIGTERM);  // wakes sigwait if no signal came
-    thread_.join();
-    pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
-  }
-
- private:
-  sigset_t signals_{};
-  sigset_t previous_{};
-  std::atomic<bool> done_{false};
-  std::thread thread_;
-};
-
-}  // namespace
 
 void addStartCommand(CLI::App& root, CommandContext& context) {
   CLI::App* command = root.add_subcommand(
@@ -71,7 +33,10 @@ void addStartCommand(CLI::App& root, CommandContext& context) {
       return;
     }
     worker::Worker& worker = **created;
-    SignalStopper stopper(worker);
+    SignalStopper stopper([&worker](int signal) {
+      worker.logger().info(signal == SIGINT ? "SIGINT: stopping" : "SIGTERM: stopping");
+      worker.stop();
+    });
     worker.run();
   });
 }

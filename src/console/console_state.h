@@ -1,0 +1,37 @@
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "common/clock.h"
+#include "console/apps_view.h"
+#include "console/connection_pool.h"
+#include "console/console_config.h"
+#include "console/replay_jobs.h"
+#include "invocation/keys.h"
+#include "observability/http_server.h"
+#include "redis/errors.h"
+
+namespace relay::console {
+
+/// What the console's JSON handlers work with; built once by Console and shared by every
+/// request thread (each member is thread-safe).
+struct ConsoleState {
+  const ConsoleConfig& config;
+  invocation::StreamKeys keys;
+  ConnectionPool& pool;
+  AppsView& apps;
+  ReplayJobs* jobs;  // null in read-only mode
+  Clock& clock;
+};
+
+using Json = nlohmann::ordered_json;
+
+/// A 200 `application/json` reply (invalid UTF-8 replaced, so the page always parses it).
+observability::HttpReply jsonReply(const Json& body, int status = 200);
+/// A 502 reply for a failed Redis call of `what`.
+observability::HttpReply redisFailure(std::string_view what, const redis::Error& error);
+/// Unix milliseconds of `clock`'s wall time.
+std::int64_t nowMs(const Clock& clock);
+
+}  // namespace relay::console
