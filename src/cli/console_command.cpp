@@ -19,9 +19,8 @@ struct ConsoleOptions {
 };
 
 void runConsole(const ConsoleOptions& options, CommandContext& context) {
-  auto config = console::loadConsoleConfig(worker::processEnvironment(),
-                                           {options.flags.apps, options.flags.runtime},
-                                           options.read_only);
+  auto config = console::loadConsoleConfig(
+      worker::processEnvironment(), {options.flags.apps, options.flags.runtime}, options.read_only);
   if (!config.ok()) {
     context.err << "relay console: " << config.error().message << "\n";
     context.exit_code = kExitUsage;

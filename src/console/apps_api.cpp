@@ -32,7 +32,9 @@ Json appsJson(const app::Snapshot& snapshot, WallTime now) {
 Json playgroundJson(const app::Snapshot& snapshot, std::string event, WallTime now) {
   Result<event::Event> decoded = event::decode(std::move(event));
   if (!decoded.ok()) {
-    return {{"valid", false}, {"error", decoded.error().message}, {"matched", Json::array()},
+    return {{"valid", false},
+            {"error", decoded.error().message},
+            {"matched", Json::array()},
             {"rules", Json::array()}};
   }
   // The classifier shares ownership of the snapshot: hand it one that does not free it.
@@ -58,7 +60,8 @@ Json playgroundJson(const app::Snapshot& snapshot, std::string event, WallTime n
                        {"available", entry.status.available}});
     }
   }
-  return {{"valid", true}, {"error", ""}, {"matched", std::move(order)}, {"rules", std::move(rules)}};
+  return {
+      {"valid", true}, {"error", ""}, {"matched", std::move(order)}, {"rules", std::move(rules)}};
 }
 
 HttpReply listApps(ConsoleState& state, const HttpRequest&) {

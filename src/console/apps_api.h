@@ -21,7 +21,6 @@ Json playgroundJson(const app::Snapshot& snapshot, std::string event, WallTime n
 /// GET /api/apps
 observability::HttpReply listApps(ConsoleState& state, const observability::HttpRequest& request);
 /// POST /api/playground {"event": "<json text>"}: changes nothing, so it needs no CSRF token.
-observability::HttpReply playground(ConsoleState& state,
-                                    const observability::HttpRequest& request);
+observability::HttpReply playground(ConsoleState& state, const observability::HttpRequest& request);
 
 }  // namespace relay::console

@@ -119,7 +119,8 @@ void Console::routes() {
   read("/api/pending", [&state](const HttpRequest& r) { return pendingMessages(state, r); });
   read("/api/dlq", [&state](const HttpRequest& r) { return listDeadLetters(state, r); });
   read("/api/dlq/entry", [&state](const HttpRequest& r) { return inspectDeadLetter(state, r); });
-  read("/api/playground", [&state](const HttpRequest& r) { return playground(state, r); }, "POST");
+  read(
+      "/api/playground", [&state](const HttpRequest& r) { return playground(state, r); }, "POST");
   read("/api/jobs", [&state](const HttpRequest& r) { return replayStatus(state, r); });
   mutate("/api/dlq/delete", [&state](const HttpRequest& r) { return removeDeadLetters(state, r); });
   mutate("/api/dlq/replay", [&state](const HttpRequest& r) { return replayDeadLetters(state, r); });

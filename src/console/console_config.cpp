@@ -36,7 +36,8 @@ Result<ConsoleConfig> loadConsoleConfig(const worker::Environment& environment,
   if (config.token.empty() && !isLoopbackHost(config.address.host)) {
     return Error::invalid("RELAY_CONSOLE_ADDR=" + config.address.toString() +
                           " is not a loopback address: set RELAY_CONSOLE_TOKEN (at least " +
-                          std::to_string(kMinTokenLength) + " characters) to serve the console there");
+                          std::to_string(kMinTokenLength) +
+                          " characters) to serve the console there");
   }
   return config;
 }

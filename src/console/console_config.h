@@ -15,7 +15,7 @@ namespace relay::console {
 struct ConsoleConfig {
   worker::WorkerConfig worker;
   observability::HttpAddress address{"127.0.0.1", 9465};  // RELAY_CONSOLE_ADDR
-  std::string token;  // RELAY_CONSOLE_TOKEN; empty: none (only allowed on loopback)
+  std::string token;       // RELAY_CONSOLE_TOKEN; empty: none (only allowed on loopback)
   bool read_only = false;  // --read-only: no mutation endpoint exists
 };
 

@@ -110,7 +110,8 @@ std::optional<HttpReply> ConsoleGuard::checkLogin(const HttpRequest& request) co
 
 std::optional<HttpReply> ConsoleGuard::checkSameOrigin(const HttpRequest& request) const {
   if (const std::string* site = request.header("sec-fetch-site")) {
-    if (*site != "same-origin") return jsonError(403, "cross-site requests may not change anything");
+    if (*site != "same-origin")
+      return jsonError(403, "cross-site requests may not change anything");
   }
   if (const std::string* origin = request.header("origin")) {
     const std::string* host = request.header("host");

@@ -29,7 +29,8 @@ class ConsoleGuard {
   /// Whether the request carries the session (always true without a token).
   bool authenticated(const observability::HttpRequest& request) const;
   /// nullopt when a read may proceed; otherwise the reply refusing it (400, 401).
-  std::optional<observability::HttpReply> checkRead(const observability::HttpRequest& request) const;
+  std::optional<observability::HttpReply> checkRead(
+      const observability::HttpRequest& request) const;
   /// nullopt when a mutation may proceed; otherwise the reply refusing it (401, 403, 415).
   std::optional<observability::HttpReply> checkMutation(
       const observability::HttpRequest& request) const;

@@ -112,7 +112,8 @@ Result<dlq::DlqFilter> parseDlqFilter(const ParamGetter& get) {
   }
   filter.reason = text("reason");
   filter.text = text("q");
-  for (const auto& [name, slot] : {std::pair{"since", &filter.since_ms}, {"until", &filter.until_ms}}) {
+  for (const auto& [name, slot] :
+       {std::pair{"since", &filter.since_ms}, {"until", &filter.until_ms}}) {
     const std::string value = text(name);
     if (value.empty()) continue;
     auto ms = parseTime(name, value);
@@ -144,8 +145,9 @@ Json deadLetterDetail(const stream::StreamEntry& entry,
   const std::string event = field(entry, "event");
   const Json parsed = Json::parse(event, nullptr, /*allow_exceptions=*/false);
   detail["event"] = event;
-  detail["event_pretty"] =
-      parsed.is_discarded() ? Json() : Json(parsed.dump(2, ' ', false, Json::error_handler_t::replace));
+  detail["event_pretty"] = parsed.is_discarded()
+                               ? Json()
+                               : Json(parsed.dump(2, ' ', false, Json::error_handler_t::replace));
   const auto refusal = dlq::Replayer::refusal(entry);
   detail["replayable"] = !refusal.has_value();
   detail["not_replayable_because"] = refusal.value_or("");
@@ -188,7 +190,8 @@ HttpReply listDeadLetters(ConsoleState& state, const HttpRequest& request) {
   auto length = queue.length();
   if (!length.ok()) return redisFailure("XLEN", length.error());
   Json entries = Json::array();
-  for (const stream::StreamEntry& entry : page->entries) entries.push_back(deadLetterSummary(entry));
+  for (const stream::StreamEntry& entry : page->entries)
+    entries.push_back(deadLetterSummary(entry));
   return jsonReply({{"key", state.keys.dlq()},
                     {"length", *length},
                     {"total", page->total},

@@ -12,16 +12,15 @@ namespace {
 using observability::HttpReply;
 using observability::HttpRequest;
 
-constexpr std::int64_t kHealthyIdleMs = 30'000;
 constexpr std::int64_t kIdleMs = 5 * 60'000;
 constexpr int kDefaultMinutes = 180;
 constexpr int kMaxMinutes = 1440;
 
 // The series the page charts, present even when nothing was counted.
 constexpr const char* kSeries[] = {
-    "events:matched",        "events:unmatched",    "events:malformed",
-    "events:oversized",      "events:schedule",     "events:obsolete_schedule",
-    "invocations:succeeded", "invocations:failed",  "invocations:exhausted",
+    "events:matched",        "events:unmatched",        "events:malformed",
+    "events:oversized",      "events:schedule",         "events:obsolete_schedule",
+    "invocations:succeeded", "invocations:failed",      "invocations:exhausted",
     "invocations:blocked",   "invocations:unavailable", "dlq:handler"};
 
 // An XINFO reply (alternating names and values) as a map of views into it.
@@ -57,9 +56,9 @@ std::int64_t idMs(std::string_view id) {
 
 }  // namespace
 
-std::string_view consumerHealth(std::int64_t idle_ms) {
-  if (idle_ms <= kHealthyIdleMs) return "healthy";
-  if (idle_ms <= kIdleMs) return "idle";
+std::string_view consumerHealth(bool heartbeat, std::int64_t idle_ms) {
+  if (heartbeat) return "healthy";
+  if (idle_ms <= kIdleMs) return "silent";
   return "gone";
 }
 
@@ -121,26 +120,42 @@ HttpReply overview(ConsoleState& state, const HttpRequest& request) {
       const auto pairs = pairsOf((*list)[i]);
       if (textOf(pairs, "name") != Json(group)) continue;
       const auto lag = pairs.find("lag");
-      out["group"] = {{"name", group},
-                      {"exists", true},
-                      {"pending", integerOf(pairs, "pending")},
-                      {"lag", lag != pairs.end() && lag->second.integer().ok()
-                                  ? Json(*lag->second.integer())
-                                  : Json()},
-                      {"last_delivered_id", textOf(pairs, "last-delivered-id")}};
+      out["group"] = {
+          {"name", group},
+          {"exists", true},
+          {"pending", integerOf(pairs, "pending")},
+          {"lag", lag != pairs.end() && lag->second.integer().ok() ? Json(*lag->second.integer())
+                                                                   : Json()},
+          {"last_delivered_id", textOf(pairs, "last-delivered-id")}};
     }
   }
   if (out["group"]["exists"].get<bool>()) {
     auto consumers = redis.command({"XINFO", "CONSUMERS", stream, group});
     if (!consumers.ok()) return redisFailure("XINFO CONSUMERS", consumers.error());
     auto list = consumers->elements();
+    std::vector<std::map<std::string, redis::ReplyView>> rows;
+    std::vector<std::vector<std::string>> beats;
     for (std::size_t i = 0; list.ok() && i < list->size(); ++i) {
-      const auto pairs = pairsOf((*list)[i]);
-      const long long idle = integerOf(pairs, "idle");
-      out["consumers"].push_back({{"name", textOf(pairs, "name")},
-                                  {"pending", integerOf(pairs, "pending")},
-                                  {"idle_ms", idle},
-                                  {"health", consumerHealth(idle)}});
+      rows.push_back(pairsOf((*list)[i]));
+      const Json name = textOf(rows.back(), "name");
+      beats.push_back(
+          {"GET", state.keys.heartbeat(name.is_string() ? name.get<std::string>() : "")});
+    }
+    auto heartbeats = redis.pipeline(beats);
+    if (!heartbeats.ok()) return redisFailure("GET", heartbeats.error());
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      const long long idle = integerOf(rows[i], "idle");
+      const auto& beat = (*heartbeats)[i];
+      const bool alive = beat.ok() && !beat->isNil() && beat->string().ok();
+      Json row = {{"name", textOf(rows[i], "name")},
+                  {"pending", integerOf(rows[i], "pending")},
+                  {"idle_ms", idle},
+                  {"health", consumerHealth(alive, idle)}};
+      if (alive) {
+        const Json worker = Json::parse(*beat->string(), nullptr, false);
+        if (worker.is_object()) row["worker"] = worker;
+      }
+      out["consumers"].push_back(std::move(row));
     }
     auto oldest = redis.command({"XPENDING", stream, group, "-", "+", "1"});
     if (!oldest.ok()) return redisFailure("XPENDING", oldest.error());

@@ -9,10 +9,11 @@
 
 namespace relay::console {
 
-/// A consumer's health from its idle time: `healthy` (read within 30 s: a live worker blocks
-/// in XREADGROUP for 5 s at a time), `idle` (within 5 min), `gone` (a dead or stopped worker,
-/// left in the group until XGROUP DELCONSUMER).
-std::string_view consumerHealth(std::int64_t idle_ms);
+/// A consumer's health: `healthy` while its worker's heartbeat key exists (refreshed every 5 s,
+/// gone 15 s after the worker stopped or lost Redis); without one, `silent` when it read within
+/// the last 5 minutes (a worker that just stopped, or one too old to beat) and `gone` after
+/// that (left in the group until XGROUP DELCONSUMER).
+std::string_view consumerHealth(bool heartbeat, std::int64_t idle_ms);
 
 /// The chart's data: `minutes` (Unix seconds of each minute, oldest first) and one series per
 /// counter (`events:matched`, `invocations:failed`, ...) with a value per minute, 0 where

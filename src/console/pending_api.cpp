@@ -112,8 +112,8 @@ HttpReply pendingMessages(ConsoleState& state, const HttpRequest& request) {
   redis::Connection& redis = **lease;
   const std::string& stream = state.keys.stream;
   const std::string& group = state.keys.group;
-  Json out = {{"stream", stream}, {"group", group}, {"count", 0}, {"entries", Json::array()},
-              {"next", ""}, {"now_ms", nowMs(state.clock)}};
+  Json out = {{"stream", stream},         {"group", group}, {"count", 0},
+              {"entries", Json::array()}, {"next", ""},     {"now_ms", nowMs(state.clock)}};
   auto summary = redis.command({"XPENDING", stream, group});
   if (!summary.ok()) {
     if (redis::isReplyError(summary.error(), "NOGROUP")) return jsonReply(out);

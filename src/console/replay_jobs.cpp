@@ -82,7 +82,9 @@ std::optional<nlohmann::ordered_json> ReplayJobs::status(std::uint64_t number) c
   }
   const bool done = job.results.size() == job.ids.size();
   nlohmann::ordered_json out = {{"id", job.number},
-                                {"state", done ? "done" : job.running ? "running" : "queued"},
+                                {"state", done          ? "done"
+                                          : job.running ? "running"
+                                                        : "queued"},
                                 {"total", job.ids.size()},
                                 {"done", job.results.size()}};
   for (const auto& [name, count] : counts) out[name] = count;

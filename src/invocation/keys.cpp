@@ -18,6 +18,10 @@ std::string StreamKeys::minute(std::int64_t unix_minute) const {
   return prefix() + "minute:" + std::to_string(unix_minute);
 }
 
+std::string StreamKeys::heartbeat(std::string_view consumer) const {
+  return prefix() + "worker:" + group + ":" + std::string(consumer);
+}
+
 std::string StreamKeys::attempts(std::string_view message_id) const {
   return prefix() + "attempts:" + group + ":" + std::string(message_id);
 }

@@ -78,6 +78,11 @@ void Housekeeper::loop() {
     if (redis) {
       refreshOnce(*redis);
       throughput_.flush(*redis);
+      if (!settings_.consumer.empty()) {
+        auto beat = redis->command({"SET", keys_.heartbeat(settings_.consumer), settings_.heartbeat,
+                                    "PX", std::to_string(settings_.heartbeat_ttl.count())});
+        if (!beat.ok()) metrics_.countRedisError("heartbeat");
+      }
       if (clock_.monotonicNow() >= next_trim) {
         auto trimmed = trimmer_.trimOnce(*redis);
         if (!trimmed.ok()) {
@@ -89,7 +94,12 @@ void Housekeeper::loop() {
     sleepOr(clock_, settings_.refresh_interval, stopping_);
   }
   // What the last seconds before the stop counted (running invocations have finished by now).
-  if (redis && redis->ok()) throughput_.flush(*redis);
+  if (redis && redis->ok()) {
+    throughput_.flush(*redis);
+    if (!settings_.consumer.empty()) {
+      (void)redis->command({"DEL", keys_.heartbeat(settings_.consumer)});
+    }
+  }
 }
 
 }  // namespace relay::worker

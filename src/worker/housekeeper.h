@@ -23,6 +23,12 @@ struct HousekeepingSettings {
   std::chrono::milliseconds refresh_interval{5'000};
   /// Retention (REDIS_STREAM_RETENTION, REDIS_DLQ_RETENTION).
   std::chrono::milliseconds retention_interval{60'000};
+  /// This worker's heartbeat key lives this long after each refresh (several refreshes).
+  std::chrono::milliseconds heartbeat_ttl{15'000};
+  /// The consumer name the heartbeat is written under; empty: no heartbeat.
+  std::string consumer;
+  /// What the heartbeat holds (JSON: runtime, HTTP address, start time...).
+  std::string heartbeat;
 };
 
 /// What the housekeeper last learned about the consumer group.
@@ -34,7 +40,9 @@ struct GroupState {
 
 /// Keeps what the HTTP endpoints report current without making them wait on Redis: refreshes
 /// relay_pending_messages and the group's existence every refresh interval, flushes the
-/// per-minute throughput counters as often (and once more when it stops), and applies
+/// per-minute throughput counters and this worker's heartbeat key (`relay:<stream>:worker:
+/// <group>:<consumer>`, which `relay console` reads as the consumer's health) as often (the
+/// counters once more when it stops, the heartbeat deleted then), and applies
 /// retention every retention interval (the first pass right at start). One thread with its own
 /// connection, reconnecting on the next round after a failure.
 class Housekeeper {

@@ -23,7 +23,7 @@ function appCard(app) {
   card.append(h('h3', null, `Rules (${detail.rules.length})`));
   card.append(detail.rules.length ? table(['Handler', 'Pattern', 'Timeout', 'Retries'], detail.rules.map((rule) =>
     h('tr', null, h('td', { class: 'mono' }, rule.handler),
-      h('td', null, h('pre', { class: 'pattern' }, JSON.stringify(rule.pattern, null, 2))),
+      h('td', null, h('code', { class: 'pattern' }, JSON.stringify(rule.pattern))),
       h('td', null, rule.timeout), h('td', null, rule.retries)))) : h('p', { class: 'muted' }, 'No event rules.'));
   card.append(h('h3', null, `Schedules (${detail.schedules.length})`));
   if (detail.schedules.length) {

@@ -16,10 +16,14 @@ function card(label, value, note, id) {
     note ? h('div', { class: 'note' }, note) : null);
 }
 
-function chart(target, title, xs, lines) {
+function chartCard(target, title) {
   const holder = h('div', { class: 'chart' });
   target.append(h('div', { class: 'card' }, h('h3', null, title), holder));
-  // Measured once the card is laid out: each chart fills its own card.
+  return holder;
+}
+
+function chart(holder, xs, lines) {
+  // Measured once every card is laid out: each chart fills its own card.
   const width = Math.max(300, Math.floor(holder.getBoundingClientRect().width));
   if (typeof uPlot === 'undefined') {
     holder.append(h('p', { class: 'error' }, 'the chart library did not load'));
@@ -80,13 +84,15 @@ export async function renderOverview(main, params) {
       `${total(['invocations:exhausted'])} exhausted.`));
     const charts_row = h('div', { class: 'charts' });
     body.append(charts_row);
-    charts.push(chart(charts_row, 'Events per minute', xs, [
+    const eventsHolder = chartCard(charts_row, 'Events per minute');
+    const outcomesHolder = chartCard(charts_row, 'Invocation outcomes per minute');
+    charts.push(chart(eventsHolder, xs, [
       { label: 'matched', color: '#2563eb', values: series['events:matched'] },
       { label: 'unmatched', color: '#94a3b8', values: series['events:unmatched'] },
       { label: 'schedule', color: '#7c3aed', values: series['events:schedule'] },
       { label: 'failed', color: '#dc2626', values: xs.map((_, i) => sum(series, failedEvents, i)) },
     ]));
-    charts.push(chart(charts_row, 'Invocation outcomes per minute', xs, [
+    charts.push(chart(outcomesHolder, xs, [
       { label: 'succeeded', color: '#16a34a', values: series['invocations:succeeded'] },
       { label: 'failed (retried)', color: '#f59e0b', values: series['invocations:failed'] },
       { label: 'exhausted (to DLQ)', color: '#dc2626', values: series['invocations:exhausted'] },
@@ -97,9 +103,11 @@ export async function renderOverview(main, params) {
       h('td', null, consumer.name),
       h('td', null, consumer.pending),
       h('td', null, formatDuration(consumer.idle_ms)),
-      h('td', null, badge(consumer.health, consumer.health === 'healthy' ? 'ok' : consumer.health === 'idle' ? 'warn' : 'bad'))));
+      h('td', null, badge(consumer.health, consumer.health === 'healthy' ? 'ok' : consumer.health === 'silent' ? 'warn' : 'bad')),
+      h('td', { class: 'muted' }, consumer.worker
+        ? `${consumer.worker.runtime} runtime · up since ${consumer.worker.started} · http ${consumer.worker.http}` : 'no heartbeat')));
     body.append(h('div', { class: 'card' }, h('h3', null, `Consumers of ${group.name}`),
-      rows.length ? table(['Consumer', 'Pending', 'Idle', 'Health'], rows, { class: 'grid', id: 'consumers' })
+      rows.length ? table(['Consumer', 'Pending', 'Idle', 'Health', 'Worker'], rows, { class: 'grid', id: 'consumers' })
         : h('p', { class: 'muted' }, 'No consumer has read from this group yet.')));
   }
 
