@@ -2,8 +2,11 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/clock.h"
+#include "common/result.h"
 #include "console/apps_view.h"
 #include "console/connection_pool.h"
 #include "console/console_config.h"
@@ -33,5 +36,11 @@ observability::HttpReply jsonReply(const Json& body, int status = 200);
 observability::HttpReply redisFailure(std::string_view what, const redis::Error& error);
 /// Unix milliseconds of `clock`'s wall time.
 std::int64_t nowMs(const Clock& clock);
+/// The `limit` query parameter: 1..max, `fallback` when absent; fails naming the range.
+Result<std::size_t> limitParam(const observability::HttpRequest& request, std::size_t fallback,
+                               std::size_t max);
+/// An HGETALL reply as field/value pairs (an error or a non-string element reads as empty).
+std::vector<std::pair<std::string, std::string>> hashPairs(
+    const redis::Result<redis::Reply>& reply);
 
 }  // namespace relay::console

@@ -53,11 +53,13 @@ std::optional<std::string> jsonParam(const Json& object, std::string_view name) 
   return found->dump();
 }
 
-// The ids a mutation names: explicit ids, or a filter's selection confirmed with its bound and
-// the count the operator saw. A selection that no longer has that count is refused (409).
+// The ids a mutation's body names: explicit ids, or a filter's selection confirmed with its
+// bound and the count the operator saw. A selection that no longer has that count is refused
+// (409).
 std::variant<std::vector<std::string>, HttpReply> selectionOf(ConsoleState& state,
                                                               redis::Connection& redis,
-                                                              const Json& body) {
+                                                              const HttpRequest& request) {
+  const Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
   if (!body.is_object()) return jsonError(400, "expected a JSON object");
   if (const auto ids = body.find("ids"); ids != body.end()) {
     if (!ids->is_array() || ids->empty()) return jsonError(400, "ids: expected an array of ids");
@@ -91,12 +93,6 @@ std::variant<std::vector<std::string>, HttpReply> selectionOf(ConsoleState& stat
                               std::to_string(wanted) + "; review it and confirm again");
   }
   return std::move(selection->ids);
-}
-
-Result<Json> parseBody(const HttpRequest& request) {
-  Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded()) return Error::invalid("the body is not JSON");
-  return body;
 }
 
 }  // namespace
@@ -174,18 +170,12 @@ HttpReply listDeadLetters(ConsoleState& state, const HttpRequest& request) {
   if ((!upto.empty() && !validId(upto)) || (!before.empty() && !validId(before))) {
     return jsonError(400, "upto, before: expected entry ids (<ms>-<seq>)");
   }
-  std::size_t limit = kDefaultLimit;
-  if (const auto text = request.param("limit"); text && !text->empty()) {
-    const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), limit);
-    if (error != std::errc() || end != text->data() + text->size() || limit == 0 ||
-        limit > kMaxLimit) {
-      return jsonError(400, "limit: expected 1.." + std::to_string(kMaxLimit));
-    }
-  }
+  const auto limit = limitParam(request, kDefaultLimit, kMaxLimit);
+  if (!limit.ok()) return jsonError(400, limit.error().message);
   auto lease = state.pool.lease();
   if (!lease.ok()) return redisFailure("connect", lease.error());
   dlq::DeadLetterQueue queue(**lease, state.keys.dlq());
-  auto page = queue.page(*filter, upto, before, limit);
+  auto page = queue.page(*filter, upto, before, *limit);
   if (!page.ok()) return redisFailure("XREVRANGE", page.error());
   auto length = queue.length();
   if (!length.ok()) return redisFailure("XLEN", length.error());
@@ -208,26 +198,14 @@ HttpReply inspectDeadLetter(ConsoleState& state, const HttpRequest& request) {
   auto entry = dlq::DeadLetterQueue(**lease, state.keys.dlq()).find(id);
   if (!entry.ok()) return redisFailure("XRANGE", entry.error());
   if (!*entry) return jsonError(404, "no entry " + id + " in " + state.keys.dlq());
-  std::vector<std::pair<std::string, std::string>> journal;
-  auto hash = (*lease)->command({"HGETALL", state.keys.attempts(field(**entry, "original_id"))});
-  if (hash.ok()) {
-    for (std::size_t i = 0; i + 1 < hash->size(); i += 2) {
-      auto name = hash->at(i);
-      auto value = hash->at(i + 1);
-      if (name.ok() && value.ok() && name->string().ok() && value->string().ok()) {
-        journal.emplace_back(*name->string(), *value->string());
-      }
-    }
-  }
-  return jsonReply(deadLetterDetail(**entry, stream::parseAttempts(journal)));
+  auto journal = (*lease)->command({"HGETALL", state.keys.attempts(field(**entry, "original_id"))});
+  return jsonReply(deadLetterDetail(**entry, stream::parseAttempts(hashPairs(journal))));
 }
 
 HttpReply removeDeadLetters(ConsoleState& state, const HttpRequest& request) {
-  auto body = parseBody(request);
-  if (!body.ok()) return jsonError(400, body.error().message);
   auto lease = state.pool.lease();
   if (!lease.ok()) return redisFailure("connect", lease.error());
-  auto selected = selectionOf(state, **lease, *body);
+  auto selected = selectionOf(state, **lease, request);
   if (auto* refused = std::get_if<HttpReply>(&selected)) return *refused;
   const auto& ids = std::get<std::vector<std::string>>(selected);
   auto removed = dlq::DeadLetterQueue(**lease, state.keys.dlq()).remove(ids);
@@ -237,11 +215,9 @@ HttpReply removeDeadLetters(ConsoleState& state, const HttpRequest& request) {
 
 HttpReply replayDeadLetters(ConsoleState& state, const HttpRequest& request) {
   if (state.jobs == nullptr) return jsonError(403, "the console is read-only");
-  auto body = parseBody(request);
-  if (!body.ok()) return jsonError(400, body.error().message);
   auto lease = state.pool.lease();
   if (!lease.ok()) return redisFailure("connect", lease.error());
-  auto selected = selectionOf(state, **lease, *body);
+  auto selected = selectionOf(state, **lease, request);
   if (auto* refused = std::get_if<HttpReply>(&selected)) return *refused;
   auto& ids = std::get<std::vector<std::string>>(selected);
   if (ids.size() == 1) {

@@ -32,19 +32,6 @@ const char* stateName(invocation::Marker::State state) {
   return "unknown";
 }
 
-std::vector<std::pair<std::string, std::string>> pairsOf(const redis::Result<redis::Reply>& reply) {
-  std::vector<std::pair<std::string, std::string>> out;
-  if (!reply.ok()) return out;
-  for (std::size_t i = 0; i + 1 < reply->size(); i += 2) {
-    auto name = reply->at(i);
-    auto value = reply->at(i + 1);
-    if (name.ok() && value.ok() && name->string().ok() && value->string().ok()) {
-      out.emplace_back(*name->string(), *value->string());
-    }
-  }
-  return out;
-}
-
 }  // namespace
 
 Json invocationsJson(const std::vector<std::pair<std::string, std::string>>& state,
@@ -99,14 +86,9 @@ HttpReply pendingMessages(ConsoleState& state, const HttpRequest& request) {
   if (!before.empty() && !stream::StreamId::parse(before)) {
     return jsonError(400, "before: expected a message id");
   }
-  std::size_t limit = kDefaultLimit;
-  if (const auto text = request.param("limit"); text && !text->empty()) {
-    const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), limit);
-    if (error != std::errc() || end != text->data() + text->size() || limit == 0 ||
-        limit > kMaxLimit) {
-      return jsonError(400, "limit: expected 1.." + std::to_string(kMaxLimit));
-    }
-  }
+  const auto limited = limitParam(request, kDefaultLimit, kMaxLimit);
+  if (!limited.ok()) return jsonError(400, limited.error().message);
+  const std::size_t limit = *limited;
   auto lease = state.pool.lease();
   if (!lease.ok()) return redisFailure("connect", lease.error());
   redis::Connection& redis = **lease;
@@ -172,8 +154,9 @@ HttpReply pendingMessages(ConsoleState& state, const HttpRequest& request) {
          {"deliveries", row.deliveries},
          {"payload_missing", deleted},
          {"event_preview", event.substr(0, kPreviewBytes)},
-         {"invocations", invocationsJson(pairsOf((*replies)[3 * r]),
-                                         stream::parseAttempts(pairsOf((*replies)[3 * r + 1])))}});
+         {"invocations",
+          invocationsJson(hashPairs((*replies)[3 * r]),
+                          stream::parseAttempts(hashPairs((*replies)[3 * r + 1])))}});
   }
   return jsonReply(out);
 }
