@@ -73,7 +73,9 @@ ensure_npm() {
   log "installing npm"
   local sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null
 }
 
 # Installs the browser tests' node_modules (puppeteer-core, exactly as package-lock.json pins

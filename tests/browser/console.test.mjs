@@ -50,6 +50,9 @@ describe('relay console', { timeout: 240000 }, () => {
     const page = await stack.newPage();
     await page.goto(`${stack.url}/`);
     await page.waitForSelector('#login #token');
+    // The page itself, same origin but without the session, cannot mutate either.
+    assert.equal(await page.evaluate(async () => (await fetch('/api/dlq/delete', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"ids":["1-0"]}' })).status), 401);
     await page.type('#token', 'not-the-token-at-all');
     await page.click('#login button[type=submit]');
     await page.waitForFunction(() => document.querySelector('#login-error').textContent.includes('wrong token'));
@@ -165,6 +168,14 @@ describe('relay console', { timeout: 240000 }, () => {
     await waitFor('three malformed entries', async () => (await dlqIds('&kind=malformed')).length === 3);
     const before = await dlqIds();
     const malformed = await dlqIds('&kind=malformed');
+    // Without the token a delete of real entries is refused and removes nothing.
+    const anonymous = await stack.newPage();
+    await anonymous.goto(`${stack.url}/`);
+    const refused = await anonymous.evaluate(async (ids) => (await fetch('/api/dlq/delete', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ids }) })).status, malformed);
+    assert.equal(refused, 401);
+    assert.deepEqual(await dlqIds(), before);
+    await anonymous.browserContext().close();
     const page = await stack.loggedInPage('#/dlq');
     await page.waitForSelector('#f-kind');
     await page.select('#f-kind', 'malformed');

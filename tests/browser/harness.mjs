@@ -144,7 +144,7 @@ export class Stack {
       executablePath: CHROMIUM,
       headless: true,
       userDataDir: path.join(this.dir, 'chromium-profile'),
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-quic', '--no-first-run',
         '--disable-background-networking', '--disable-component-update', '--disable-sync',
         '--window-size=1400,1000'],
     });
