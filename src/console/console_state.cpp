@@ -40,6 +40,11 @@ std::vector<std::pair<std::string, std::string>> hashPairs(
   return out;
 }
 
+std::string eventPreview(std::string_view event) {
+  constexpr std::size_t kPreviewBytes = 160;
+  return std::string(event.substr(0, kPreviewBytes));
+}
+
 std::int64_t nowMs(const Clock& clock) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(clock.now().time_since_epoch())
       .count();

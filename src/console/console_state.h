@@ -39,6 +39,8 @@ std::int64_t nowMs(const Clock& clock);
 /// The `limit` query parameter: 1..max, `fallback` when absent; fails naming the range.
 Result<std::size_t> limitParam(const observability::HttpRequest& request, std::size_t fallback,
                                std::size_t max);
+/// The first bytes of an event for a list row (the detail view shows all of it).
+std::string eventPreview(std::string_view event);
 /// An HGETALL reply as field/value pairs (an error or a non-string element reads as empty).
 std::vector<std::pair<std::string, std::string>> hashPairs(
     const redis::Result<redis::Reply>& reply);

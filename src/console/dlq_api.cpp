@@ -15,7 +15,6 @@ namespace {
 using observability::HttpReply;
 using observability::HttpRequest;
 
-constexpr std::size_t kPreviewBytes = 160;
 constexpr std::size_t kDefaultLimit = 50;
 constexpr std::size_t kMaxLimit = 500;
 
@@ -128,7 +127,7 @@ Json deadLetterSummary(const stream::StreamEntry& entry) {
           {"kind", dlq::kindName(dlq::kindOf(entry))},
           {"reason", field(entry, "reason")},
           {"attempts", count(field(entry, "handler_attempts"))},
-          {"event_preview", event.substr(0, kPreviewBytes)},
+          {"event_preview", eventPreview(event)},
           {"event_bytes", event.size()}};
 }
 

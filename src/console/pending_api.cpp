@@ -16,7 +16,6 @@ using observability::HttpRequest;
 
 constexpr std::size_t kDefaultLimit = 50;
 constexpr std::size_t kMaxLimit = 200;
-constexpr std::size_t kPreviewBytes = 160;
 
 const char* stateName(invocation::Marker::State state) {
   switch (state) {
@@ -153,7 +152,7 @@ HttpReply pendingMessages(ConsoleState& state, const HttpRequest& request) {
          {"idle_ms", row.idle},
          {"deliveries", row.deliveries},
          {"payload_missing", deleted},
-         {"event_preview", event.substr(0, kPreviewBytes)},
+         {"event_preview", eventPreview(event)},
          {"invocations",
           invocationsJson(hashPairs((*replies)[3 * r]),
                           stream::parseAttempts(hashPairs((*replies)[3 * r + 1])))}});
