@@ -9,7 +9,7 @@ RELAY_PACKAGES=(
   libssl-dev libyaml-cpp-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   zlib1g-dev libhowardhinnant-date-dev tzdata
   libgtest-dev libgmock-dev libbenchmark-dev
-  redis-server redis-tools bubblewrap libseccomp-dev passt iproute2 python3 nodejs
+  redis-server redis-tools bubblewrap libseccomp-dev passt iproute2 python3 nodejs chromium
 )
 # Packages Debian 12 only carries in bookworm-backports (README "Dependencies" says why each);
 # ensure_packages adds the backports source when one of them is missing.
@@ -64,6 +64,32 @@ ensure_packages() {
     "${sudo[@]}" apt-get install -y -qq --no-install-recommends -t bookworm-backports \
       "${backports[@]}" >/dev/null
   fi
+}
+
+# npm for the browser tests' one dependency (tests/browser/package-lock.json). Debian's `npm`
+# package only when no npm is on PATH: a nodejs that bundles its own npm conflicts with it.
+ensure_npm() {
+  command -v npm >/dev/null 2>&1 && return 0
+  log "installing npm"
+  local sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  export DEBIAN_FRONTEND=noninteractive
+  "${sudo[@]}" apt-get update -qq
+  "${sudo[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null
+}
+
+# Installs the browser tests' node_modules (puppeteer-core, exactly as package-lock.json pins
+# it) into tests/browser/node_modules unless they are already current. No install scripts run:
+# the tests drive Debian's /usr/bin/chromium, nothing is downloaded besides the npm packages.
+ensure_browser_test_modules() {
+  local dir="$RELAY_ROOT/tests/browser"
+  ensure_npm
+  if [ -f "$dir/node_modules/.package-lock.json" ] &&
+    [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
+    return 0
+  fi
+  log "installing the browser tests' npm dependencies (npm ci in tests/browser)"
+  (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 }
 
 # build DIR [cmake args...]: configures (once) and builds everything in DIR with ninja.

@@ -1,4 +1,3 @@
-#include <date/date.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -9,18 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "app/app_description.h"
 #include "app/registry.h"
 #include "cli/app_flags.h"
 #include "cli/command.h"
 #include "cli/loaded_apps.h"
 #include "cli/table.h"
 #include "common/duration.h"
-#include "common/rfc3339.h"
 #include "common/size.h"
 #include "common/system_clock.h"
 #include "invocation/paused_apps.h"
 #include "pattern/pattern.h"
-#include "schedule/next_fire.h"
 #include "worker/config.h"
 
 namespace relay::cli {
@@ -111,20 +109,12 @@ void runLs(const LsOptions& options, CommandContext& context) {
   if (options.json) {
     Json list = Json::array();
     for (const app::AppEntry& entry : snapshot->apps()) {
-      Json errors = Json::array();
-      for (const app::Diagnostic& diagnostic : entry.errors)
-        errors.push_back(diagnostic.toString());
+      Json row = app::appSummaryJson(entry);
       const app::AppStatus shown = status(entry);
-      list.push_back({{"name", entry.name},
-                      {"dir", entry.dir.string()},
-                      {"runtime", entry.runtime ? Json(app::runtimeName(*entry.runtime)) : Json()},
-                      {"rules", entry.app ? Json(entry.app->rules.size()) : Json()},
-                      {"schedules", entry.app ? Json(entry.app->schedules.size()) : Json()},
-                      {"loaded", shown.loaded},
-                      {"available", shown.available},
-                      {"reason", shown.reason},
-                      {"paused", paused ? Json(paused->count(entry.name) > 0) : Json()},
-                      {"errors", std::move(errors)}});
+      row["available"] = shown.available;
+      row["reason"] = shown.reason;
+      row["paused"] = paused ? Json(paused->count(entry.name) > 0) : Json();
+      list.push_back(std::move(row));
     }
     context.out << dump(list) << "\n";
     return;
@@ -143,84 +133,6 @@ void runLs(const LsOptions& options, CommandContext& context) {
     context.err << "note: no directory in " << snapshot->root().string()
                 << " holds a template.yaml\n";
   }
-}
-
-// The local wall-clock reading of `instant` in `zone` as RFC 3339 with its offset.
-std::string formatLocal(const schedule::TimeZone& zone, WallTime instant) {
-  const auto seconds = std::chrono::time_point_cast<std::chrono::seconds>(instant);
-  const date::local_seconds local = zone.toLocal(seconds);
-  const std::chrono::seconds offset = zone.offsetAt(seconds);
-  const auto minutes = std::chrono::abs(offset).count() / 60;
-  char suffix[8];
-  std::snprintf(suffix, sizeof suffix, "%c%02d:%02d", offset.count() < 0 ? '-' : '+',
-                static_cast<int>(minutes / 60), static_cast<int>(minutes % 60));
-  return date::format("%FT%T", local) + suffix;
-}
-
-struct FireTime {
-  std::string utc;
-  std::string local;
-};
-
-std::vector<FireTime> nextFires(const app::Schedule& schedule, WallTime now) {
-  std::vector<FireTime> fires;
-  for (const WallTime fire :
-       schedule::nextFireTimes(schedule.cron, schedule.time_zone, now, kNextFireTimes)) {
-    fires.push_back({formatRfc3339(fire), formatLocal(schedule.time_zone, fire)});
-  }
-  return fires;
-}
-
-Json inspectJson(const app::AppEntry& entry, WallTime now) {
-  const app::App& app = *entry.app;
-  Json env = Json::object();
-  for (const auto& [key, value] : app.env) env[key] = value;
-  Json errors = Json::array();
-  for (const app::Diagnostic& diagnostic : entry.errors) errors.push_back(diagnostic.toString());
-  Json rules = Json::array();
-  for (const app::Rule& rule : app.rules) {
-    rules.push_back({{"handler", rule.handler},
-                     {"pattern", Json::parse(rule.pattern_json, nullptr, false)},
-                     {"timeout", formatDuration(rule.timeout)},
-                     {"timeout_ms", rule.timeout.count()},
-                     {"retries", rule.retries},
-                     {"line", rule.line}});
-  }
-  Json schedules = Json::array();
-  for (const app::Schedule& schedule : app.schedules) {
-    Json next = Json::array();
-    for (const FireTime& fire : nextFires(schedule, now)) {
-      next.push_back({{"utc", fire.utc}, {"local", fire.local}});
-    }
-    schedules.push_back({{"name", schedule.name},
-                         {"cron", schedule.cron_text},
-                         {"timezone", schedule.time_zone.name()},
-                         {"handler", schedule.handler},
-                         {"timeout", formatDuration(schedule.timeout)},
-                         {"timeout_ms", schedule.timeout.count()},
-                         {"retries", schedule.retries},
-                         {"payload", Json::parse(schedule.payload_json, nullptr, false)},
-                         {"line", schedule.line},
-                         {"next", std::move(next)}});
-  }
-  return {{"name", app.name},
-          {"dir", entry.dir.string()},
-          {"runtime", app::runtimeName(app.runtime)},
-          {"image", app.image},
-          {"concurrency", app.concurrency},
-          {"network", app.network},
-          {"env", std::move(env)},
-          {"resources",
-           {{"memory", formatSize(app.resources.memory_bytes)},
-            {"memory_bytes", app.resources.memory_bytes},
-            {"cpus", app.resources.cpus},
-            {"pids", app.resources.pids}}},
-          {"loaded", entry.status.loaded},
-          {"available", entry.status.available},
-          {"reason", entry.status.reason},
-          {"errors", std::move(errors)},
-          {"rules", std::move(rules)},
-          {"schedules", std::move(schedules)}};
 }
 
 void printInspect(const app::AppEntry& entry, WallTime now, std::ostream& out) {
@@ -262,7 +174,7 @@ void printInspect(const app::AppEntry& entry, WallTime now, std::ostream& out) {
         << "      timeout:  " << formatDuration(schedule.timeout)
         << ", retries: " << schedule.retries << "\n"
         << "      payload:  " << schedule.payload_json << "\n";
-    const std::vector<FireTime> fires = nextFires(schedule, now);
+    const std::vector<app::FireTime> fires = app::nextFires(schedule, now, kNextFireTimes);
     if (fires.empty()) out << "      next:     never (no firing within 5 years)\n";
     for (std::size_t f = 0; f < fires.size(); ++f) {
       out << (f == 0 ? "      next:     " : "                ") << fires[f].utc << "  "
@@ -283,7 +195,7 @@ void runInspect(const InspectOptions& options, CommandContext& context) {
   if (entry == nullptr) return;
   const WallTime now = SystemClock().now();
   if (options.json) {
-    context.out << dump(inspectJson(*entry, now)) << "\n";
+    context.out << dump(app::appDetailJson(*entry, now)) << "\n";
   } else {
     printInspect(*entry, now, context.out);
   }

@@ -23,6 +23,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   addStatsCommand(root, context);
   addHealthCommand(root, context);
   addPatternCommand(root, context);
+  addConsoleCommand(root, context);
   addPublishCommand(root, context);
   addBacktestCommand(root, context);
   const auto known = [&root](const std::string& name) {

@@ -36,6 +36,7 @@ void addDlqCommand(CLI::App& root, CommandContext& context);
 void addStatsCommand(CLI::App& root, CommandContext& context);
 void addHealthCommand(CLI::App& root, CommandContext& context);
 void addPatternCommand(CLI::App& root, CommandContext& context);
+void addConsoleCommand(CLI::App& root, CommandContext& context);
 void addPublishCommand(CLI::App& root, CommandContext& context);
 void addBacktestCommand(CLI::App& root, CommandContext& context);
 

@@ -20,6 +20,18 @@ std::string StreamKeys::appTemplate(std::string_view app) const {
 
 std::string StreamKeys::paused() const { return prefix() + "paused"; }
 
+std::string StreamKeys::minute(std::int64_t unix_minute) const {
+  return prefix() + "minute:" + std::to_string(unix_minute);
+}
+
+std::string StreamKeys::heartbeat(std::string_view consumer) const {
+  return prefix() + "worker:" + group + ":" + std::string(consumer);
+}
+
+std::string StreamKeys::attempts(std::string_view message_id) const {
+  return prefix() + "attempts:" + group + ":" + std::string(message_id);
+}
+
 std::string invocationField(std::string_view app, std::string_view handler) {
   return std::string(app) + "/" + std::string(handler);
 }

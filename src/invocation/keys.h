@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -27,6 +28,12 @@ struct StreamKeys {
   std::string paused() const;
   /// `relay:<stream>:` itself, for SCANs and docs.
   std::string prefix() const;
+  /// `relay:<stream>:minute:<unix-minute>`: the per-minute counters every worker adds to.
+  std::string minute(std::int64_t unix_minute) const;
+  /// `relay:<stream>:worker:<group>:<consumer>`: a live worker's heartbeat (expires on its own).
+  std::string heartbeat(std::string_view consumer) const;
+  /// `relay:<stream>:attempts:<group>:<message-id>`: the attempt journal of one message.
+  std::string attempts(std::string_view message_id) const;
 };
 
 /// The state-hash field of one invocation: `<app>/<handler>`.

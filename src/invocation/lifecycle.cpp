@@ -15,6 +15,10 @@ std::string seconds(std::chrono::nanoseconds duration) {
   return std::to_string(std::chrono::duration<double>(duration).count()) + "s";
 }
 
+std::int64_t unixMs(WallTime time) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+}
+
 std::string_view unrunnableLabel(Classification::Kind kind) {
   return kind == Classification::Kind::kOversized ? "oversized" : "malformed";
 }
@@ -257,6 +261,12 @@ void Lifecycle::release(LifecycleStore& store, const Message& message, const std
                        });
 }
 
+void Lifecycle::journal(LifecycleStore& store, const Message& message,
+                        const AttemptRecord& record) {
+  // For the console only: a failed write changes nothing else.
+  if (!store.journal(message.id, record).ok()) metrics_.countRedisError("journal");
+}
+
 Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& message,
                                       const PlannedInvocation& planned, const Runnable& runnable,
                                       int attempt, const std::string& token,
@@ -294,11 +304,27 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
         renewer_->track({message.id, field, token,
                          clock_.monotonicNow() + planned.timeout + settings_.claim.grace}));
   }
+  AttemptRecord record;
+  record.app = planned.app;
+  record.handler = planned.handler;
+  record.attempt = attempt;
+  record.consumer = settings_.consumer;
+  record.started_ms = unixMs(clock_.now());
+  journal(store, message, record);
   metrics_.addInflight(1);
   const Result<runtime::Outcome> outcome = runtime_.run(spec, output);
   metrics_.addInflight(-1);
   renewing.reset();
   observer_.onAttemptEnd(info, outcome.ok() ? &*outcome : nullptr);
+  record.finished_ms = unixMs(clock_.now());
+  record.outcome = !outcome.ok() ? "not_run" : outcome->succeeded ? "succeeded" : "failed";
+  record.reason = outcome.ok() ? outcome->reason : outcome.error().message;
+  if (outcome.ok()) {
+    record.duration_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(outcome->duration).count();
+    record.started_ms = record.finished_ms - record.duration_ms;
+  }
+  journal(store, message, record);
   if (!outcome.ok()) {
     // The handler never started (docs/runtimes.md): give the attempt back.
     release(store, message, field, token);

@@ -78,6 +78,8 @@ class Lifecycle {
                              const Classification& what, const std::atomic<bool>& stopping);
   void release(LifecycleStore& store, const Message& message, const std::string& field,
                const std::string& token);
+  /// Writes `record` to the message's attempt journal (best effort).
+  void journal(LifecycleStore& store, const Message& message, const AttemptRecord& record);
   /// The one DLQ entry builder (events.md "Dead-letter queue" fields).
   DlqEntry dlqEntry(const Message& message, std::string_view kind, std::string app,
                     std::string handler, std::string reason, int attempts) const;

@@ -337,6 +337,15 @@ ack_and_retain(stream, key, due, group, id, ttl)
 return 'cleared'
 )LUA";
 
+// The attempt journal is a record next to the state, not a transition: written whatever the
+// state (even retained), expiring `retention` after its last write.
+constexpr const char* kJournal = R"LUA(
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+local ttl = tonumber(ARGV[3])
+if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+return 'OK'
+)LUA";
+
 redis::Script script(const char* body) { return redis::Script(std::string(kPrologue) + body); }
 
 }  // namespace
@@ -348,6 +357,7 @@ LifecycleScripts::LifecycleScripts()
       renew(script(kRenew)),
       write_dlq(script(kWriteDlq)),
       acknowledge(script(kAcknowledge)),
-      clear_missing(script(kClearMissing)) {}
+      clear_missing(script(kClearMissing)),
+      journal(std::string(kJournal)) {}
 
 }  // namespace relay::invocation

@@ -35,6 +35,8 @@ struct LifecycleScripts {
   redis::Script acknowledge;
   /// KEYS: stream, state, due. ARGV: group, message-id, retention-ms. Returns cleared | retained.
   redis::Script clear_missing;
+  /// KEYS: attempts (the message's journal). ARGV: field, record, retention-ms. Returns OK.
+  redis::Script journal;
 
   LifecycleScripts();
 };

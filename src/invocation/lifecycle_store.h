@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "invocation/attempt_journal.h"
 #include "invocation/dlq_entry.h"
 #include "invocation/plan.h"
 
@@ -136,6 +137,10 @@ class LifecycleStore {
   /// A pending id whose stream entry is gone: XACK and retention of its state, inert once
   /// retained.
   virtual Status clearMissing(std::string_view id) = 0;
+  /// Keeps `record` in message `id`'s attempt journal (attempt_journal.h), replacing the record
+  /// of the same attempt; not a transition: written whatever the state, expiring with the
+  /// retention after its last write.
+  virtual Status journal(std::string_view id, const AttemptRecord& record) = 0;
 };
 
 }  // namespace relay::invocation

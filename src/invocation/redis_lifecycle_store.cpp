@@ -304,4 +304,11 @@ Status RedisLifecycleStore::clearMissing(std::string_view id) {
   return {};
 }
 
+Status RedisLifecycleStore::journal(std::string_view id, const AttemptRecord& record) {
+  auto reply = eval(scripts_.journal, {settings_.keys.attempts(id)},
+                    {attemptField(record), encodeAttempt(record), millis(settings_.retention)});
+  if (!reply.ok()) return reply.error().toRelay();
+  return {};
+}
+
 }  // namespace relay::invocation

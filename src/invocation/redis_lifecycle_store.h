@@ -50,6 +50,7 @@ class RedisLifecycleStore final : public LifecycleStore {
                               const DlqEntry& entry) override;
   Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence = false) override;
   Status clearMissing(std::string_view id) override;
+  Status journal(std::string_view id, const AttemptRecord& record) override;
 
   const RedisStoreSettings& settings() const { return settings_; }
 

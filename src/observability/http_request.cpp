@@ -136,6 +136,10 @@ ParsedHead parseHead(std::string_view head, std::size_t max_headers, std::size_t
   const std::size_t question = target.find('?');
   request.path = std::string(target.substr(0, question));
   if (question != std::string_view::npos) request.query = std::string(target.substr(question + 1));
+  if (std::count_if(request.headers.begin(), request.headers.end(),
+                    [](const auto& header) { return header.first == "host"; }) > 1) {
+    return fail(400, "more than one Host header");
+  }
   if (request.header("transfer-encoding") != nullptr) {
     return fail(501, "Transfer-Encoding is not supported: send the body with Content-Length");
   }

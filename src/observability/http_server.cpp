@@ -29,6 +29,8 @@ const char* reasonPhrase(int status) {
   switch (status) {
     case 200:
       return "OK";
+    case 202:
+      return "Accepted";
     case 204:
       return "No Content";
     case 400:
@@ -47,12 +49,16 @@ const char* reasonPhrase(int status) {
       return "Content Too Large";
     case 415:
       return "Unsupported Media Type";
+    case 422:
+      return "Unprocessable Content";
     case 431:
       return "Request Header Fields Too Large";
     case 500:
       return "Internal Server Error";
     case 501:
       return "Not Implemented";
+    case 502:
+      return "Bad Gateway";
     case 503:
       return "Service Unavailable";
     case 505:

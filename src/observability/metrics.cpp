@@ -90,6 +90,19 @@ void Metrics::set(std::string_view name, Labels labels, double value) {
   families_.find(name)->second.series[std::move(labels)] = value;
 }
 
+std::map<std::string, double> Metrics::sumBy(std::string_view name, std::string_view label) const {
+  std::map<std::string, double> sums;
+  std::lock_guard lock(mutex_);
+  const auto family = families_.find(name);
+  if (family == families_.end()) return sums;
+  for (const auto& [labels, value] : family->second.series) {
+    for (const auto& [key, text] : labels) {
+      if (key == label) sums[text] += value;
+    }
+  }
+  return sums;
+}
+
 void Metrics::countEvent(std::string_view outcome) {
   add("relay_events_total", {{"outcome", std::string(outcome)}}, 1);
 }

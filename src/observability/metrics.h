@@ -44,6 +44,9 @@ class Metrics {
 
   /// Current value of a counter or gauge series (0 when it was never touched).
   double value(std::string_view name, const Labels& labels = {}) const;
+  /// Every series of counter `name` summed by the value of `label` (e.g. relay_invocations_total
+  /// by outcome, over every app and handler).
+  std::map<std::string, double> sumBy(std::string_view name, std::string_view label) const;
   /// Number of observations in the duration histogram.
   long long durationCount() const;
 

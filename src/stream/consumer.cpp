@@ -117,14 +117,18 @@ redis::Result<int> Consumer::sweep(redis::Connection& redis, invocation::Lifecyc
   return reclaimed;
 }
 
-redis::Result<int> Consumer::reclaimOnce(redis::Connection& redis) {
-  invocation::LifecycleStore& store = syncStore();
-  return sweep(redis, store, [&](std::vector<StreamEntry> entries) {
+Consumer::Deliver Consumer::processNow(invocation::LifecycleStore& store) {
+  return [this, &store](std::vector<StreamEntry> entries) {
     for (const StreamEntry& entry : entries) {
       if (stopping_) break;
       process(store, entry);
     }
-  });
+  };
+}
+
+redis::Result<int> Consumer::reclaimOnce(redis::Connection& redis) {
+  invocation::LifecycleStore& store = syncStore();
+  return sweep(redis, store, processNow(store));
 }
 
 redis::Result<int> Consumer::pollDueOnce(redis::Connection& redis) {
@@ -225,12 +229,7 @@ void Consumer::redriveSoon() { redrive_requested_ = true; }
 
 redis::Result<int> Consumer::redriveOnce(redis::Connection& redis) {
   invocation::LifecycleStore& store = syncStore();
-  return redrive(redis, store, [&](std::vector<StreamEntry> entries) {
-    for (const StreamEntry& entry : entries) {
-      if (stopping_) break;
-      process(store, entry);
-    }
-  });
+  return redrive(redis, store, processNow(store));
 }
 
 redis::Result<int> Consumer::redrive(redis::Connection& redis, invocation::LifecycleStore& store,

@@ -107,6 +107,8 @@ class Consumer {
   /// Counts, logs and clears a pending reference whose stream entry is gone.
   void clearMissing(invocation::LifecycleStore& store, const std::string& id);
   void process(invocation::LifecycleStore& store, const StreamEntry& entry);
+  /// A Deliver that processes the entries on the calling thread (the *Once calls).
+  Deliver processNow(invocation::LifecycleStore& store);
   invocation::LifecycleStore& syncStore();
   void readerLoop();
   void reclaimLoop();

@@ -9,12 +9,13 @@
 namespace relay::worker {
 Housekeeper::Housekeeper(HousekeepingSettings settings, redis::Endpoint endpoint,
                          invocation::StreamKeys keys, stream::Trimmer& trimmer,
-                         observability::Metrics& metrics, observability::Logger& logger,
-                         Clock& clock)
+                         stream::ThroughputRecorder& throughput, observability::Metrics& metrics,
+                         observability::Logger& logger, Clock& clock)
     : settings_(settings),
       endpoint_(std::move(endpoint)),
       keys_(std::move(keys)),
       trimmer_(trimmer),
+      throughput_(throughput),
       metrics_(metrics),
       logger_(logger),
       clock_(clock) {}
@@ -76,6 +77,12 @@ void Housekeeper::loop() {
     }
     if (redis) {
       refreshOnce(*redis);
+      throughput_.flush(*redis);
+      if (!settings_.consumer.empty()) {
+        auto beat = redis->command({"SET", keys_.heartbeat(settings_.consumer), settings_.heartbeat,
+                                    "PX", std::to_string(settings_.heartbeat_ttl.count())});
+        if (!beat.ok()) metrics_.countRedisError("heartbeat");
+      }
       if (clock_.monotonicNow() >= next_trim) {
         auto trimmed = trimmer_.trimOnce(*redis);
         if (!trimmed.ok()) {
@@ -85,6 +92,13 @@ void Housekeeper::loop() {
       }
     }
     sleepOr(clock_, settings_.refresh_interval, stopping_);
+  }
+  // What the last seconds before the stop counted (running invocations have finished by now).
+  if (redis && redis->ok()) {
+    throughput_.flush(*redis);
+    if (!settings_.consumer.empty()) {
+      (void)redis->command({"DEL", keys_.heartbeat(settings_.consumer)});
+    }
   }
 }
 

@@ -12,6 +12,7 @@
 #include "observability/metrics.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
+#include "stream/throughput_recorder.h"
 #include "stream/trimmer.h"
 
 namespace relay::worker {
@@ -22,6 +23,12 @@ struct HousekeepingSettings {
   std::chrono::milliseconds refresh_interval{5'000};
   /// Retention (REDIS_STREAM_RETENTION, REDIS_DLQ_RETENTION).
   std::chrono::milliseconds retention_interval{60'000};
+  /// This worker's heartbeat key lives this long after each refresh (several refreshes).
+  std::chrono::milliseconds heartbeat_ttl{15'000};
+  /// The consumer name the heartbeat is written under; empty: no heartbeat.
+  std::string consumer;
+  /// What the heartbeat holds (JSON: runtime, HTTP address, start time...).
+  std::string heartbeat;
 };
 
 /// What the housekeeper last learned about the consumer group.
@@ -32,14 +39,17 @@ struct GroupState {
 };
 
 /// Keeps what the HTTP endpoints report current without making them wait on Redis: refreshes
-/// relay_pending_messages and the group's existence every refresh interval, and applies
+/// relay_pending_messages and the group's existence every refresh interval, flushes the
+/// per-minute throughput counters and this worker's heartbeat key (`relay:<stream>:worker:
+/// <group>:<consumer>`, which `relay console` reads as the consumer's health) as often (the
+/// counters once more when it stops, the heartbeat deleted then), and applies
 /// retention every retention interval (the first pass right at start). One thread with its own
 /// connection, reconnecting on the next round after a failure.
 class Housekeeper {
  public:
   Housekeeper(HousekeepingSettings settings, redis::Endpoint endpoint, invocation::StreamKeys keys,
-              stream::Trimmer& trimmer, observability::Metrics& metrics,
-              observability::Logger& logger, Clock& clock);
+              stream::Trimmer& trimmer, stream::ThroughputRecorder& throughput,
+              observability::Metrics& metrics, observability::Logger& logger, Clock& clock);
   /// Stops and joins the thread.
   ~Housekeeper();
   Housekeeper(const Housekeeper&) = delete;
@@ -65,6 +75,7 @@ class Housekeeper {
   redis::Endpoint endpoint_;
   invocation::StreamKeys keys_;
   stream::Trimmer& trimmer_;
+  stream::ThroughputRecorder& throughput_;
   observability::Metrics& metrics_;
   observability::Logger& logger_;
   Clock& clock_;

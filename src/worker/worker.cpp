@@ -1,9 +1,11 @@
 #include "worker/worker.h"
 
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "app/watcher.h"
 #include "common/duration.h"
+#include "common/rfc3339.h"
 #include "common/size.h"
 #include "invocation/paused_apps.h"
 #include "redis/topology.h"
@@ -101,14 +103,24 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   w.trimmer_ = std::make_unique<stream::Trimmer>(
       keys, stream::RetentionSettings{config.stream_retention, config.dlq_retention}, w.metrics_,
       w.logger_, clock);
-  w.housekeeper_ = std::make_unique<Housekeeper>(w.internals_.housekeeping, config.redis, keys,
-                                                 *w.trimmer_, w.metrics_, w.logger_, clock);
+  if (auto served = w.serveEndpoints(); !served.ok()) return served.error();
+  w.throughput_ = std::make_unique<stream::ThroughputRecorder>(keys, w.metrics_, clock);
+  w.internals_.housekeeping.consumer = config.consumer;
+  w.internals_.housekeeping.heartbeat = nlohmann::json{
+      {"consumer", config.consumer},
+      {"runtime", config.runtime},
+      {"http", w.http_->address().toString()},
+      {"max_concurrency", config.max_concurrency},
+      {"started",
+       formatRfc3339(clock.now())}}.dump();
+  w.housekeeper_ =
+      std::make_unique<Housekeeper>(w.internals_.housekeeping, config.redis, keys, *w.trimmer_,
+                                    *w.throughput_, w.metrics_, w.logger_, clock);
   w.pauses_->onChange([&w](const PauseWatcher::Change& change) {
     w.registry_->refreshAvailability();
     // Resumed: run the backlog now rather than when the reclaimer finds it idle.
     if (!change.resumed.empty()) w.consumer_->redriveSoon();
   });
-  if (auto served = w.serveEndpoints(); !served.ok()) return served.error();
   return worker;
 }
 

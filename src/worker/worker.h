@@ -22,8 +22,8 @@
 #include "stream/trimmer.h"
 #include "worker/config.h"
 #include "worker/housekeeper.h"
-#include "worker/redis_template_keeper.h"
 #include "worker/pause_watcher.h"
+#include "worker/redis_template_keeper.h"
 
 namespace relay::worker {
 
@@ -79,7 +79,7 @@ class Worker {
   observability::Logger logger_;
   std::unique_ptr<runtime::Runtime> runtime_;
   std::unique_ptr<RedisTemplateKeeper> keeper_;  // before the registry, which calls it
-  std::unique_ptr<PauseWatcher> pauses_;  // before the registry: its availability asks it
+  std::unique_ptr<PauseWatcher> pauses_;         // before the registry: its availability asks it
   std::unique_ptr<app::Registry> registry_;
   std::unique_ptr<invocation::ConcurrencyLimiter> limiter_;
   std::unique_ptr<stream::RegistryCatalog> catalog_;
@@ -90,6 +90,7 @@ class Worker {
   std::unique_ptr<invocation::Lifecycle> lifecycle_;
   std::unique_ptr<stream::Consumer> consumer_;
   std::unique_ptr<stream::Trimmer> trimmer_;
+  std::unique_ptr<stream::ThroughputRecorder> throughput_;
   std::unique_ptr<Housekeeper> housekeeper_;
   std::unique_ptr<stream::SchedulePublisher> publisher_;
   std::unique_ptr<observability::HttpServer> http_;  // last: its handlers use the members above

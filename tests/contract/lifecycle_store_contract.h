@@ -14,6 +14,7 @@
 //     std::vector<std::map<std::string, std::string>> dlq();
 //     std::optional<std::int64_t> dueAt(const std::string& id);
 //     std::int64_t nowMs();                           // the store's clock
+//     std::vector<invocation::AttemptRecord> attempts(const std::string& id);  // the journal
 //   };
 #include <gtest/gtest.h>
 
@@ -391,6 +392,43 @@ TYPED_TEST_P(LifecycleStoreContract, FailingInvocationDoesNotStopTheNextOne) {
   EXPECT_EQ(next.index, 1u);
 }
 
+TYPED_TEST_P(LifecycleStoreContract, JournalKeepsOneRecordPerAttemptTheEndReplacingTheStart) {
+  const std::string id = this->backend_.deliver();
+  AttemptRecord first;
+  first.app = "shop";
+  first.handler = "bin/pay.sh";
+  first.attempt = 1;
+  first.consumer = "host-1";
+  first.started_ms = 1'000;
+  ASSERT_TRUE(this->store().journal(id, first).ok());
+  first.finished_ms = 3'000;
+  first.outcome = "failed";
+  first.reason = "exit 3";
+  first.duration_ms = 2'000;
+  ASSERT_TRUE(this->store().journal(id, first).ok());
+  AttemptRecord second = first;
+  second.attempt = 2;
+  second.consumer = "host-2";
+  second.started_ms = 9'000;
+  second.finished_ms = 0;
+  second.outcome.clear();
+  second.reason.clear();
+  second.duration_ms = 0;
+  ASSERT_TRUE(this->store().journal(id, second).ok());
+  const std::vector<AttemptRecord> records = this->backend_.attempts(id);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[0].attempt, 1);
+  EXPECT_EQ(records[0].consumer, "host-1");
+  EXPECT_EQ(records[0].outcome, "failed");
+  EXPECT_EQ(records[0].reason, "exit 3");
+  EXPECT_EQ(records[0].finished_ms - records[0].started_ms, 2'000);
+  EXPECT_EQ(records[1].consumer, "host-2");
+  EXPECT_EQ(records[1].finished_ms, 0);  // still running
+  EXPECT_EQ(records[1].outcome, "");
+  // A record next to the state, never in its place.
+  EXPECT_FALSE(this->backend_.field(id, "shop/bin/pay.sh").has_value());
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     LifecycleStoreContract, FirstStartRecordsThePlanAndClaimsAttemptOne,
     RecordedPlanWinsOverALaterClassification, RepeatedStartWithTheSameTokenReturnsTheSameClaim,
@@ -404,6 +442,6 @@ REGISTER_TYPED_TEST_SUITE_P(
     RetainedStateIsInertForEveryVerb, UnrunnableMessageGetsOneDlqEntryAndItsAckInOneStep,
     UnrunnableVerdictDefersToARecordedPlan, UnplannedAckLeavesNoState,
     ClearedMissingPayloadIsRetainedAndThenInert, RenewalKeepsALiveClaimPastItsFirstDeadline,
-    FailingInvocationDoesNotStopTheNextOne);
+    FailingInvocationDoesNotStopTheNextOne, JournalKeepsOneRecordPerAttemptTheEndReplacingTheStart);
 
 }  // namespace relay::invocation::contract

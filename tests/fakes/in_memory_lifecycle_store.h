@@ -196,6 +196,20 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     return {};
   }
 
+  Status journal(std::string_view id, const invocation::AttemptRecord& record) override {
+    std::lock_guard lock(mutex_);
+    journals_[std::string(id)][invocation::attemptField(record)] =
+        invocation::encodeAttempt(record);
+    return {};
+  }
+  /// The attempt journal of `id`, as the console reads it.
+  std::vector<invocation::AttemptRecord> attempts(const std::string& id) const {
+    std::lock_guard lock(mutex_);
+    auto found = journals_.find(id);
+    if (found == journals_.end()) return {};
+    return invocation::parseAttempts({found->second.begin(), found->second.end()});
+  }
+
   /// Whether renew() refreshed `id`'s PEL idle time since the last call.
   bool takeRenewed(const std::string& id) {
     std::lock_guard lock(mutex_);
@@ -458,6 +472,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
   std::chrono::milliseconds retention_;
   mutable std::mutex mutex_;
   std::map<std::string, Hash> state_;
+  std::map<std::string, Hash> journals_;
   std::map<std::string, long long> pel_;  // id -> delivery count
   std::map<std::string, std::chrono::milliseconds> ttl_;
   std::map<std::string, std::int64_t> due_;

@@ -71,6 +71,18 @@ class RedisBackend {
     return std::stoll(std::string(*time->at(0)->string())) * 1000 +
            std::stoll(std::string(*time->at(1)->string())) / 1000;
   }
+  std::vector<AttemptRecord> attempts(const std::string& id) {
+    auto hash = redis_->command({"HGETALL", keys_.attempts(id)});
+    std::vector<std::pair<std::string, std::string>> pairs;
+    for (std::size_t i = 0; i + 1 < hash->size(); i += 2) {
+      pairs.emplace_back(*hash->at(i)->string(), *hash->at(i + 1)->string());
+    }
+    // The journal expires with the retention after its last write.
+    if (!pairs.empty() && *redis_->command({"PTTL", keys_.attempts(id)})->integer() <= 0) {
+      return {};
+    }
+    return parseAttempts(pairs);
+  }
 
  private:
   SystemClock clock_;

@@ -27,8 +27,8 @@ class HousekeeperTest : public relay::testing::RedisTest {
   std::unique_ptr<Housekeeper> make(HousekeepingSettings settings = {},
                                     stream::RetentionSettings retention = {}) {
     trimmer_ = std::make_unique<stream::Trimmer>(keys_, retention, metrics_, logger_, clock_);
-    return std::make_unique<Housekeeper>(settings, server().endpoint(), keys_, *trimmer_, metrics_,
-                                         logger_, clock_);
+    return std::make_unique<Housekeeper>(settings, server().endpoint(), keys_, *trimmer_,
+                                         throughput_, metrics_, logger_, clock_);
   }
 
   SystemClock clock_;
@@ -37,8 +37,35 @@ class HousekeeperTest : public relay::testing::RedisTest {
   observability::Logger logger_{log_, clock_};
   invocation::StreamKeys keys_{"events", "relay"};
   std::unique_ptr<stream::Trimmer> trimmer_;
+  stream::ThroughputRecorder throughput_{keys_, metrics_, clock_};
   std::unique_ptr<redis::Connection> redis_;
 };
+
+TEST_F(HousekeeperTest, ItsThreadFlushesTheThroughputCountersAndOnceMoreAtStop) {
+  HousekeepingSettings settings;
+  settings.refresh_interval = milliseconds(20);
+  auto housekeeper = make(settings);
+  metrics_.countEvent("matched");
+  housekeeper->start();
+  const auto minute = [this] {
+    const auto now = std::chrono::duration_cast<seconds>(clock_.now().time_since_epoch()).count();
+    return keys_.minute(now / 60);
+  };
+  // The housekeeper's own thread writes within a few refresh intervals (bounded wait).
+  std::string written;
+  for (int i = 0; i < 500 && written.empty(); ++i) {
+    auto value = redis_->command({"HGET", minute(), "events:matched"});
+    if (value.ok() && !value->isNil()) written = std::string(*value->string());
+    if (written.empty()) std::this_thread::sleep_for(milliseconds(10));
+  }
+  EXPECT_EQ(written, "1");
+  metrics_.countEvent("unmatched");
+  housekeeper->stop();
+  auto last = redis_->command({"HGET", minute(), "events:unmatched"});
+  ASSERT_TRUE(last.ok());
+  // The final flush at stop carried it (or a refresh before it did).
+  EXPECT_FALSE(last->isNil());
+}
 
 TEST_F(HousekeeperTest, AMissingGroupIsReportedWithItsName) {
   auto housekeeper = make();

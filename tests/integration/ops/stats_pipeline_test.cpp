@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "integration/stream/pipeline_fixture.h"
+#include "invocation/attempt_journal.h"
 #include "stream/handler_stats.h"
 
 namespace relay::stream::testing {
@@ -58,6 +59,30 @@ TEST_F(StatsPipeline, SuccessesFailuresDlqAndDurationArePersistedPerHandler) {
   EXPECT_EQ(rows[0].handler, "bin/bad.sh");
   EXPECT_EQ(rows[0].runs(), 2);
   EXPECT_EQ(rows[1].handler, "bin/ok.sh");
+}
+
+TEST_F(StatsPipeline, TheAttemptJournalKeepsEveryRunOfTheMessage) {
+  build();
+  const std::string id = xadd(R"({"kind":"order"})");
+  readOnce();
+  waitForBackoff();
+  reclaim();
+  auto reply = redis_->command({"HGETALL", "relay:events:attempts:relay:" + id});
+  ASSERT_TRUE(reply.ok());
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (std::size_t i = 0; i + 1 < reply->size(); i += 2) {
+    pairs.emplace_back(*reply->at(i)->string(), *reply->at(i + 1)->string());
+  }
+  const auto records = invocation::parseAttempts(pairs);
+  ASSERT_EQ(records.size(), 3u);  // bad.sh twice, ok.sh once
+  EXPECT_EQ(records[0].handler, "bin/bad.sh");
+  EXPECT_EQ(records[0].attempt, 1);
+  EXPECT_EQ(records[0].outcome, "failed");
+  EXPECT_EQ(records[0].reason, "exit 3");
+  EXPECT_EQ(records[1].attempt, 2);
+  EXPECT_EQ(records[2].handler, "bin/ok.sh");
+  EXPECT_EQ(records[2].outcome, "succeeded");
+  EXPECT_EQ(records[2].consumer, "worker-1");
 }
 
 TEST_F(StatsPipeline, EveryWorkerAddsToTheSameCounters) {

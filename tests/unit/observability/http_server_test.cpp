@@ -274,7 +274,8 @@ TEST_F(HttpServerTest, MalformedRequestsAre400) {
        {"GARBAGE\r\n\r\n", "GET /metrics\r\n\r\n", "GET  /metrics HTTP/1.1\r\n\r\n",
         "GET metrics HTTP/1.1\r\n\r\n", "GET /metrics HTTP/1.1\r\nNoColon\r\n\r\n",
         "GET /metrics HTTP/1.1\r\nBad Name: x\r\n\r\n",
-        "GET /metrics HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", "G(T /metrics HTTP/1.1\r\n\r\n"}) {
+        "GET /metrics HTTP/1.1\r\nA: b\r\n folded\r\n\r\n", "G(T /metrics HTTP/1.1\r\n\r\n",
+        "GET /metrics HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n"}) {
     EXPECT_EQ(exchange(request).rfind("HTTP/1.1 400 ", 0), 0u) << request;
   }
 }

@@ -1,0 +1,109 @@
+#include "app/app_description.h"
+
+#include <date/date.h>
+
+#include <cstdio>
+
+#include "common/duration.h"
+#include "common/rfc3339.h"
+#include "common/size.h"
+#include "pattern/pattern.h"
+#include "schedule/next_fire.h"
+
+namespace relay::app {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+constexpr std::size_t kNextFireTimes = 3;
+
+// The local wall-clock reading of `instant` in `zone` as RFC 3339 with its offset.
+std::string formatLocal(const schedule::TimeZone& zone, WallTime instant) {
+  const auto seconds = std::chrono::time_point_cast<std::chrono::seconds>(instant);
+  const date::local_seconds local = zone.toLocal(seconds);
+  const std::chrono::seconds offset = zone.offsetAt(seconds);
+  const auto minutes = std::chrono::abs(offset).count() / 60;
+  char suffix[8];
+  std::snprintf(suffix, sizeof suffix, "%c%02d:%02d", offset.count() < 0 ? '-' : '+',
+                static_cast<int>(minutes / 60), static_cast<int>(minutes % 60));
+  return date::format("%FT%T", local) + suffix;
+}
+
+}  // namespace
+
+std::vector<FireTime> nextFires(const Schedule& schedule, WallTime now, std::size_t count) {
+  std::vector<FireTime> fires;
+  for (const WallTime fire :
+       schedule::nextFireTimes(schedule.cron, schedule.time_zone, now, count)) {
+    fires.push_back({formatRfc3339(fire), formatLocal(schedule.time_zone, fire)});
+  }
+  return fires;
+}
+
+Json appDetailJson(const AppEntry& entry, WallTime now) {
+  const App& app = *entry.app;
+  Json env = Json::object();
+  for (const auto& [key, value] : app.env) env[key] = value;
+  Json errors = Json::array();
+  for (const Diagnostic& diagnostic : entry.errors) errors.push_back(diagnostic.toString());
+  Json rules = Json::array();
+  for (const Rule& rule : app.rules) {
+    rules.push_back({{"handler", rule.handler},
+                     {"pattern", Json::parse(rule.pattern_json, nullptr, false)},
+                     {"timeout", formatDuration(rule.timeout)},
+                     {"timeout_ms", rule.timeout.count()},
+                     {"retries", rule.retries},
+                     {"line", rule.line}});
+  }
+  Json schedules = Json::array();
+  for (const Schedule& schedule : app.schedules) {
+    Json next = Json::array();
+    for (const FireTime& fire : nextFires(schedule, now, kNextFireTimes)) {
+      next.push_back({{"utc", fire.utc}, {"local", fire.local}});
+    }
+    schedules.push_back({{"name", schedule.name},
+                         {"cron", schedule.cron_text},
+                         {"timezone", schedule.time_zone.name()},
+                         {"handler", schedule.handler},
+                         {"timeout", formatDuration(schedule.timeout)},
+                         {"timeout_ms", schedule.timeout.count()},
+                         {"retries", schedule.retries},
+                         {"payload", Json::parse(schedule.payload_json, nullptr, false)},
+                         {"line", schedule.line},
+                         {"next", std::move(next)}});
+  }
+  return {{"name", app.name},
+          {"dir", entry.dir.string()},
+          {"runtime", runtimeName(app.runtime)},
+          {"image", app.image},
+          {"concurrency", app.concurrency},
+          {"network", app.network},
+          {"env", std::move(env)},
+          {"resources",
+           {{"memory", formatSize(app.resources.memory_bytes)},
+            {"memory_bytes", app.resources.memory_bytes},
+            {"cpus", app.resources.cpus},
+            {"pids", app.resources.pids}}},
+          {"loaded", entry.status.loaded},
+          {"available", entry.status.available},
+          {"reason", entry.status.reason},
+          {"errors", std::move(errors)},
+          {"rules", std::move(rules)},
+          {"schedules", std::move(schedules)}};
+}
+
+Json appSummaryJson(const AppEntry& entry) {
+  Json errors = Json::array();
+  for (const Diagnostic& diagnostic : entry.errors) errors.push_back(diagnostic.toString());
+  return {{"name", entry.name},
+          {"dir", entry.dir.string()},
+          {"runtime", entry.runtime ? Json(runtimeName(*entry.runtime)) : Json()},
+          {"rules", entry.app ? Json(entry.app->rules.size()) : Json()},
+          {"schedules", entry.app ? Json(entry.app->schedules.size()) : Json()},
+          {"loaded", entry.status.loaded},
+          {"available", entry.status.available},
+          {"reason", entry.status.reason},
+          {"errors", std::move(errors)}};
+}
+
+}  // namespace relay::app

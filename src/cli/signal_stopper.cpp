@@ -1,0 +1,31 @@
+#include "cli/signal_stopper.h"
+
+#include <pthread.h>
+
+namespace relay::cli {
+
+SignalStopper::SignalStopper(std::function<void(int signal)> stop,
+                             std::function<void(int signal)> again) {
+  sigemptyset(&signals_);
+  sigaddset(&signals_, SIGTERM);
+  sigaddset(&signals_, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
+  thread_ = std::thread([this, stop = std::move(stop), again = std::move(again)] {
+    int signal = 0;
+    sigwait(&signals_, &signal);
+    if (done_) return;
+    stop(signal);
+    if (!again) return;
+    sigwait(&signals_, &signal);
+    if (!done_) again(signal);
+  });
+}
+
+SignalStopper::~SignalStopper() {
+  done_ = true;
+  pthread_kill(thread_.native_handle(), SIGTERM);  // wakes sigwait if no signal came
+  thread_.join();
+  pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
+}
+
+}  // namespace relay::cli

@@ -1,0 +1,69 @@
+// Pending and running: the group's PEL with each message's invocations, decoded by the server
+// from the invocation state and the attempt journal.
+import { get } from './api.js';
+import { badge, clear, formatDuration, formatTime, h, table } from './dom.js';
+
+const STATE_KIND = { running: 'info', failed: 'warn', succeeded: 'ok', exhausted: 'bad', unknown: 'muted' };
+
+function invocationLine(invocation, now) {
+  let detail = '';
+  if (invocation.state === 'running') {
+    detail = invocation.running_on
+      ? `attempt ${invocation.attempt} running on ${invocation.running_on} since ${formatTime(invocation.running_since_ms)} (${formatDuration(now - invocation.running_since_ms)})`
+      : `attempt ${invocation.attempt} running, claim until ${formatTime(invocation.claim_deadline_ms)}`;
+  } else if (invocation.state === 'failed') {
+    const wait = invocation.next_attempt_ms - now;
+    detail = `attempt ${invocation.attempt} failed; next attempt at ${formatTime(invocation.next_attempt_ms)}` +
+      (wait > 0 ? ` (in ${formatDuration(wait)})` : ' (due)');
+  } else if (invocation.state === 'exhausted') {
+    detail = `after ${invocation.attempt} attempts; DLQ entry ${invocation.dlq_written ? 'written' : 'owed'}`;
+  } else if (invocation.state === 'succeeded') {
+    detail = `on attempt ${invocation.attempt}`;
+  } else {
+    detail = `marker ${invocation.marker}`;
+  }
+  const attempts = invocation.attempts.map((attempt) => h('li', null,
+    `#${attempt.attempt} on ${attempt.consumer} at ${formatTime(attempt.started_ms)}: `,
+    attempt.finished_ms ? `${attempt.outcome}${attempt.reason ? ` (${attempt.reason})` : ''} in ${formatDuration(attempt.duration_ms)}` : 'running'));
+  return h('div', { class: 'invocation' },
+    h('span', { class: 'mono' }, `${invocation.app}/${invocation.handler}`), ' ',
+    badge(invocation.state, STATE_KIND[invocation.state]), ' ', h('span', null, detail),
+    attempts.length ? h('ul', { class: 'attempts' }, attempts) : null);
+}
+
+export async function renderPending(main) {
+  const head = h('div', { class: 'page-head' }, h('h1', null, 'Pending and running'));
+  const body = h('div', { id: 'pending' });
+  main.append(head, body);
+  let before = '';
+  let pages = [''];
+
+  async function refresh() {
+    const data = await get('/api/pending', { before, limit: 50 });
+    clear(body);
+    body.append(h('p', { class: 'muted' }, `${data.count} message(s) pending in group ${data.group} of ${data.stream}`));
+    if (!data.entries.length) {
+      body.append(h('p', { class: 'muted', id: 'pending-empty' }, 'Nothing is pending: every delivered message was acknowledged.'));
+      return;
+    }
+    const rows = data.entries.map((entry) => [
+      h('tr', { class: 'pel' },
+        h('td', { class: 'mono' }, entry.id),
+        h('td', null, entry.consumer),
+        h('td', null, formatDuration(entry.idle_ms)),
+        h('td', null, entry.deliveries),
+        h('td', { class: 'mono preview' }, entry.payload_missing ? '(payload missing)' : entry.event_preview)),
+      h('tr', { class: 'pel-detail' }, h('td', { colspan: 5 },
+        entry.invocations.length ? entry.invocations.map((invocation) => invocationLine(invocation, data.now_ms))
+          : h('span', { class: 'muted' }, 'no invocation started yet (not classified, or waiting for a slot or an available app)')))]);
+    body.append(table(['Message', 'Consumer', 'Idle', 'Deliveries', 'Event'], rows, { class: 'grid', id: 'pel' }));
+    const nav = h('div', { class: 'pager' });
+    if (pages.length > 1) nav.append(h('button', { class: 'secondary', onclick: () => { pages.pop(); before = pages[pages.length - 1]; refresh(); } }, 'Previous'));
+    if (data.next) nav.append(h('button', { class: 'secondary', onclick: () => { before = data.next; pages.push(before); refresh(); } }, 'Next'));
+    body.append(nav);
+  }
+
+  await refresh();
+  const timer = setInterval(() => refresh().catch(() => {}), 5000);
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,49 @@
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/result.h"
+#include "console/console_state.h"
+#include "dlq/dlq_filter.h"
+#include "invocation/attempt_journal.h"
+#include "stream/stream_entry.h"
+
+namespace relay::console {
+
+/// Reads one named parameter (of a query string or a JSON object); nullopt when absent.
+using ParamGetter = std::function<std::optional<std::string>(std::string_view name)>;
+
+/// The Dead letters filter of docs/console.md: `app`, `handler`, `kind` (exact), `reason`,
+/// `q` (substrings, case-insensitive), `since`, `until` (RFC 3339 or Unix milliseconds). Empty
+/// values are absent. Fails naming the parameter and what was expected.
+Result<dlq::DlqFilter> parseDlqFilter(const ParamGetter& get);
+
+/// A row of the Dead letters table: id, timestamp, app, handler, kind, reason, attempts, and
+/// the first bytes of the event.
+Json deadLetterSummary(const stream::StreamEntry& entry);
+/// Everything about one entry: every field as recorded, the event pretty-printed when it is
+/// JSON, whether it can be replayed (and why not), and the journal of its attempts.
+Json deadLetterDetail(const stream::StreamEntry& entry,
+                      const std::vector<invocation::AttemptRecord>& attempts);
+
+/// GET /api/dlq?<filter>&upto=&before=&limit=: one page, the selection's total and bound.
+observability::HttpReply listDeadLetters(ConsoleState& state,
+                                         const observability::HttpRequest& request);
+/// GET /api/dlq/entry?id=
+observability::HttpReply inspectDeadLetter(ConsoleState& state,
+                                           const observability::HttpRequest& request);
+/// POST /api/dlq/delete: {"ids": [...]} or {"filter": {...}, "upto": id, "expected": N}.
+observability::HttpReply removeDeadLetters(ConsoleState& state,
+                                           const observability::HttpRequest& request);
+/// POST /api/dlq/replay: the same selections; starts a replay job: {"job": N, "total": M}.
+observability::HttpReply replayDeadLetters(ConsoleState& state,
+                                           const observability::HttpRequest& request);
+/// GET /api/jobs?id=N: a replay job's progress.
+observability::HttpReply replayStatus(ConsoleState& state,
+                                      const observability::HttpRequest& request);
+
+}  // namespace relay::console

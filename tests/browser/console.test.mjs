@@ -1,0 +1,228 @@
+// `relay console` in real headless Chromium against a real redis-server and a real `relay start`
+// (ctest label `browser`; tests/browser/README.md). Screenshots of every page go to
+// $RELAY_CONSOLE_SCREENSHOTS (scripts/console-screenshots points it at docs/console/).
+import assert from 'node:assert/strict';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { Stack, TOKEN, waitFor } from './harness.mjs';
+
+const shots = process.env.RELAY_CONSOLE_SCREENSHOTS;
+const stack = new Stack();
+
+async function screenshot(page, name) {
+  if (!shots) return;
+  mkdirSync(shots, { recursive: true });
+  await page.screenshot({ path: path.join(shots, `${name}.png`) });
+}
+
+async function text(page, selector) {
+  return page.$eval(selector, (el) => el.textContent);
+}
+
+async function dlqIds(query = '') {
+  const data = await stack.api(`/api/dlq?limit=500${query}`);
+  return data.entries.map((entry) => entry.id).sort();
+}
+
+describe('relay console', { timeout: 240000 }, () => {
+  before(async () => {
+    await stack.start();
+  });
+
+  after(async (context) => {
+    if (process.exitCode && process.env.RELAY_BROWSER_LOGS !== '0') console.error(stack.logs());
+    await stack.stop();
+  });
+
+  it('refuses every request without the token and mutations without the CSRF token', async () => {
+    const read = await fetch(`${stack.url}/api/dlq`);
+    assert.equal(read.status, 401);
+    const anonymous = await fetch(`${stack.url}/api/dlq/delete`, {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"ids":["1-0"]}' });
+    assert.equal(anonymous.status, 401);
+    const noCsrf = await fetch(`${stack.url}/api/dlq/delete`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${TOKEN}` },
+      body: '{"ids":["1-0"]}' });
+    assert.equal(noCsrf.status, 403);
+    assert.match((await noCsrf.json()).error, /X-Relay-CSRF/);
+    const page = await stack.newPage();
+    await page.goto(`${stack.url}/`);
+    await page.waitForSelector('#login #token');
+    // The page itself, same origin but without the session, cannot mutate either.
+    assert.equal(await page.evaluate(async () => (await fetch('/api/dlq/delete', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{"ids":["1-0"]}' })).status), 401);
+    await page.type('#token', 'not-the-token-at-all');
+    await page.click('#login button[type=submit]');
+    await page.waitForFunction(() => document.querySelector('#login-error').textContent.includes('wrong token'));
+    await page.browserContext().close();
+  });
+
+  it('shows published events in the overview chart', async () => {
+    for (let i = 1; i <= 6; i += 1) await stack.publish({ kind: 'order', id: `ORDER-${i}`, amount: 10 * i });
+    for (let i = 1; i <= 4; i += 1) await stack.publish({ kind: 'noise', n: i });
+    // Workers flush their per-minute counters every 5 s.
+    await waitFor('the throughput counters', async () => {
+      const data = await stack.api('/api/overview?minutes=60');
+      const sum = (name) => data.throughput.series[name].reduce((a, b) => a + b, 0);
+      return sum('events:matched') >= 6 && sum('events:unmatched') >= 4 && sum('invocations:exhausted') >= 6;
+    }, 30000);
+    const page = await stack.loggedInPage('#/overview?minutes=60');
+    await page.waitForFunction(() => {
+      const totals = document.querySelector('#window-totals');
+      return totals && totals.textContent.includes('6 matched') && totals.textContent.includes('4 unmatched');
+    }, { timeout: 15000 });
+    await page.waitForSelector('.uplot canvas');
+    // The matched series (#2563eb) is drawn: its colour is on the first chart's canvas.
+    const blue = await page.evaluate(() => {
+      const canvas = document.querySelector('.uplot canvas');
+      const pixels = canvas.getContext('2d').getImageData(0, 0, canvas.width, canvas.height).data;
+      let count = 0;
+      for (let i = 0; i < pixels.length; i += 4) {
+        if (Math.abs(pixels[i] - 37) < 12 && Math.abs(pixels[i + 1] - 99) < 12 && Math.abs(pixels[i + 2] - 235) < 12) count += 1;
+      }
+      return count;
+    });
+    assert.ok(blue > 20, `the matched line is drawn (${blue} blue pixels)`);
+    assert.match(await text(page, '#consumers'), /worker-a/);
+    assert.match(await text(page, '#consumers'), /healthy/);
+    assert.match(await text(page, '#stat-dlq'), /6/);
+    await screenshot(page, 'overview');
+    await page.browserContext().close();
+  });
+
+  it('lists apps with their rules, schedules, next fire times and availability', async () => {
+    const page = await stack.loggedInPage('#/apps');
+    await page.waitForSelector('#app-reports');
+    const reports = await text(page, '#app-reports');
+    assert.match(reports, /nightly/);
+    assert.match(reports, /0 3 \* \* \* \(Europe\/Berlin\)/);
+    assert.match(reports, /\d{4}-\d\d-\d\dT03:00:00\+0[12]:00/);  // next fire times, local
+    assert.match(await text(page, '#app-shop'), /bin\/pay\.sh/);
+    assert.match(await text(page, '#app-shop'), /available/);
+    await screenshot(page, 'apps');
+    await page.browserContext().close();
+  });
+
+  it('shows pending messages with their running and waiting invocations', async () => {
+    await stack.publish({ kind: 'report', month: '2026-11' });
+    await stack.publish({ kind: 'refund', order: 'ORDER-9' });
+    const page = await stack.loggedInPage('#/pending');
+    await page.waitForFunction(() => {
+      const pel = document.querySelector('#pel');
+      return pel && /running on worker-a since/.test(pel.textContent) && /next attempt at/.test(pel.textContent);
+    }, { timeout: 20000 });
+    const pel = await text(page, '#pel');
+    assert.match(pel, /reports\/bin\/build\.sh/);
+    assert.match(pel, /shop\/bin\/refund\.sh/);
+    assert.match(pel, /failed \(exit 4\)/);
+    await screenshot(page, 'pending');
+    await page.browserContext().close();
+  });
+
+  it('finds a failing handler\'s entry by text search, inspects it, replays it after the fix, and it disappears', async () => {
+    await waitFor('six dead letters', async () => (await dlqIds('&kind=handler')).length >= 6);
+    const page = await stack.loggedInPage('#/dlq');
+    await page.waitForSelector('#dlq-table');
+    await page.type('#f-q', 'order-4');
+    await page.click('#search');
+    await page.waitForFunction(() => /^1 of \d+ entries match/.test(document.querySelector('#dlq-count')?.textContent || ''));
+    const rows = await page.$$eval('#dlq-table tr.entry', (trs) => trs.map((tr) => tr.dataset.id));
+    assert.equal(rows.length, 1);
+    const id = rows[0];
+    await page.click(`#dlq-table tr.entry[data-id="${id}"]`);
+    await page.waitForSelector('#dlq-detail:not([hidden]) #event-text');
+    assert.match(await text(page, '#event-text'), /"id": "ORDER-4"/);
+    const attempts = await text(page, '#attempts');
+    assert.match(attempts, /failed/);
+    assert.match(attempts, /exit 3/);
+    assert.match(attempts, /worker-a/);
+    await screenshot(page, 'dead-letters');
+    writeFileSync(path.join(stack.apps, 'shop', 'fixed'), '');
+    await page.click('#replay-one');
+    await page.waitForFunction(() => [...document.querySelectorAll('.toast')].some((t) => /1 succeeded/.test(t.textContent)), { timeout: 20000 });
+    await page.waitForFunction((gone) => !document.querySelector(`#dlq-table tr.entry[data-id="${gone}"]`), {}, id);
+    assert.match(await text(page, '#replay-output'), /charged/);
+    const response = await fetch(`${stack.url}/api/dlq/entry?id=${id}`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+    assert.equal(response.status, 404);
+    await page.browserContext().close();
+  });
+
+  // TODO(issue 13): the lifecycle work records the last attempt's output tail in DLQ entries;
+  // until it lands this test runs as a todo (reported, not failing the run).
+  it('shows the last attempt\'s output tail of a dead letter', {
+    todo: 'DLQ entries record no output tail until the lifecycle work (issue 13) lands',
+  }, async () => {
+    const [id] = await dlqIds('&q=ORDER-5');
+    const page = await stack.loggedInPage(`#/dlq?q=ORDER-5&id=${id}`);
+    await page.waitForSelector('#output-tail', { timeout: 5000 });
+    assert.match(await text(page, '#output-tail'), /payment gateway refused the card \(code 51\)/);
+    await page.browserContext().close();
+  });
+
+  it('bulk-deletes exactly the entries the filter selects, after a confirmation stating the count', async () => {
+    await stack.publish('{not json');
+    await stack.publish('[1, 2, 3]');
+    await stack.publish('"just a string"');
+    await waitFor('three malformed entries', async () => (await dlqIds('&kind=malformed')).length === 3);
+    const before = await dlqIds();
+    const malformed = await dlqIds('&kind=malformed');
+    // Without the token a delete of real entries is refused and removes nothing.
+    const anonymous = await stack.newPage();
+    await anonymous.goto(`${stack.url}/`);
+    const refused = await anonymous.evaluate(async (ids) => (await fetch('/api/dlq/delete', {
+      method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ ids }) })).status, malformed);
+    assert.equal(refused, 401);
+    assert.deepEqual(await dlqIds(), before);
+    await anonymous.browserContext().close();
+    const page = await stack.loggedInPage('#/dlq');
+    await page.waitForSelector('#f-kind');
+    await page.select('#f-kind', 'malformed');
+    await page.click('#search');
+    await page.waitForFunction(() => /^3 of \d+ entries match/.test(document.querySelector('#dlq-count')?.textContent || ''));
+    await page.click('#bulk-delete');
+    await page.waitForSelector('#confirm[open]');
+    assert.match(await text(page, '#confirm-title'), /Delete 3 entries\?/);
+    assert.match(await text(page, '#confirm-text'), /exactly the 3 entries selected by kind = malformed/);
+    await page.click('#confirm-ok');
+    await page.waitForFunction(() => [...document.querySelectorAll('.toast')].some((t) => /Deleted 3 entries/.test(t.textContent)));
+    const after = await dlqIds();
+    assert.deepEqual(after, before.filter((id) => !malformed.includes(id)));
+    await page.browserContext().close();
+  });
+
+  it('shows an XSS payload in an event as text and runs no script', async () => {
+    const payload = '<script>window.__xss=1</script><img src=x onerror="window.__xss=2">';
+    await stack.publish({ kind: 'comment', id: 'ORDER-XSS', note: payload });
+    await waitFor('the XSS entry', async () => (await dlqIds('&q=ORDER-XSS')).length === 1);
+    const page = await stack.loggedInPage('#/dlq?q=ORDER-XSS');
+    await page.waitForSelector('#dlq-table tr.entry');
+    await page.click('#dlq-table tr.entry');
+    await page.waitForSelector('#dlq-detail:not([hidden]) #event-text');
+    assert.ok((await text(page, '#event-text')).includes(payload.replaceAll('"', '\\"')));
+    assert.ok((await text(page, '#dlq-table')).includes('<script>window.__xss=1</script>'));
+    assert.equal(await page.evaluate(() => window.__xss), undefined);
+    assert.equal(await page.$$eval('main img, main script', (els) => els.length), 0);
+    await page.browserContext().close();
+  });
+
+  it('matches a pasted event against every rule in the playground', async () => {
+    const page = await stack.loggedInPage('#/playground');
+    await page.waitForSelector('#event');
+    await page.$eval('#event', (el) => { el.value = ''; });
+    await page.type('#event', '{"kind": "order", "id": "ORDER-77", "amount": 120}');
+    await page.click('#match');
+    await page.waitForSelector('#playground-summary');
+    assert.match(await text(page, '#playground-summary'), /1 rule\(s\) match, run in this order: shop\/bin\/pay\.sh/);
+    await screenshot(page, 'playground');
+    await page.$eval('#event', (el) => { el.value = '{"kind": '; });
+    await page.click('#match');
+    await page.waitForSelector('#playground-error');
+    await page.browserContext().close();
+  });
+
+  it('saw no script error on any page', () => {
+    assert.deepEqual(stack.pageErrors || [], []);
+  });
+});

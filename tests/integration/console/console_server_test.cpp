@@ -1,0 +1,361 @@
+// `relay console` over HTTP against a real redis-server: the guard on every route (HTTP-level:
+// no mutation without the tokens, nothing changed), read-only mode, the Dead letters API
+// (filters, totals, pages, bulk actions on exactly the confirmed selection, replay refusals),
+// the Overview and Pending reads; and the binary's refusal to serve off loopback without a token.
+#include "console/console.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <thread>
+
+#include "common/system_clock.h"
+#include "fakes/temp_dir.h"
+#include "integration/ops/relay_binary.h"
+#include "support/redis_server.h"
+
+namespace relay::console {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+constexpr const char* kToken = "integration-token-0123456789";
+
+struct Response {
+  int status = 0;
+  std::string head;
+  json body;
+};
+
+class ConsoleServerTest : public relay::testing::RedisTest {
+ protected:
+  void SetUp() override {
+    RedisTest::SetUp();
+    redis_ = server().connect();
+    apps_.write("shop/template.yaml",
+                "runtime: exec\nevents:\n  - handler: bin/pay.sh\n"
+                "    pattern: {kind: [order]}\n");
+    apps_.write("shop/bin/pay.sh", "#!/bin/sh\ncat > /dev/null\necho paid\n", 0755);
+  }
+  void TearDown() override {
+    if (console_) console_->stop();
+  }
+  void start(bool read_only = false, std::string token = kToken) {
+    config_.worker.redis = server().endpoint();
+    config_.worker.apps = apps_.path();
+    config_.worker.runtime = "process";
+    config_.address = {"127.0.0.1", 0};
+    config_.token = std::move(token);
+    config_.read_only = read_only;
+    ConsoleInternals internals;
+    internals.apps_max_age = milliseconds(0);
+    auto created = Console::create(config_, log_, clock_, random_, internals);
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    console_ = std::move(created).value();
+    ASSERT_TRUE(console_->start().ok());
+  }
+  // One request on a fresh connection; `headers` are sent as given (plus Host).
+  Response send(const std::string& method, const std::string& target,
+                std::vector<std::string> headers = {}, const std::string& body = "") {
+    const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(console_->address().port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    timeval timeout{20, 0};
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    std::string request = method + " " + target + " HTTP/1.1\r\n";
+    if (std::none_of(headers.begin(), headers.end(),
+                     [](const std::string& header) { return header.rfind("Host:", 0) == 0; })) {
+      request += "Host: 127.0.0.1:" + std::to_string(console_->address().port) + "\r\n";
+    }
+    for (const std::string& header : headers) request += header + "\r\n";
+    if (!body.empty() || method == "POST") {
+      request += "Content-Length: " + std::to_string(body.size()) + "\r\n";
+    }
+    request += "\r\n" + body;
+    EXPECT_EQ(::send(fd, request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    std::string raw;
+    char buffer[8192];
+    for (ssize_t n; (n = ::recv(fd, buffer, sizeof buffer, 0)) > 0;) raw.append(buffer, n);
+    ::close(fd);
+    Response response;
+    const std::size_t split = raw.find("\r\n\r\n");
+    response.head = raw.substr(0, split);
+    if (raw.size() > 9) response.status = std::stoi(raw.substr(9, 3));
+    if (split != std::string::npos) {
+      response.body = json::parse(raw.substr(split + 4), nullptr, false);
+    }
+    return response;
+  }
+  std::string auth() const { return std::string("Authorization: Bearer ") + kToken; }
+  std::string csrf() {
+    const Response session = send("GET", "/api/session", {auth()});
+    return "X-Relay-CSRF: " + session.body.value("csrf", "");
+  }
+  Response post(const std::string& path, const json& body) {
+    return send("POST", path, {auth(), csrf(), "Content-Type: application/json"}, body.dump());
+  }
+  std::string addDlq(long long ms, const std::string& kind, const std::string& event,
+                     const std::string& app = "shop", const std::string& handler = "bin/pay.sh") {
+    const std::string id = std::to_string(ms) + "-0";
+    auto added = redis_->command({"XADD", "relay:events:dlq", id, "original_id", "5-0", "event",
+                                  event, "reason", kind == "handler" ? "exit 3" : kind + ": bad",
+                                  "kind", kind, "app", app, "handler", handler, "handler_attempts",
+                                  kind == "handler" ? "2" : "0"});
+    EXPECT_TRUE(added.ok());
+    return id;
+  }
+  long long dlqLength() { return *redis_->command({"XLEN", "relay:events:dlq"})->integer(); }
+  json waitForJob(long long job) {
+    for (int i = 0; i < 200; ++i) {
+      const Response status = send("GET", "/api/jobs?id=" + std::to_string(job), {auth()});
+      if (status.body.value("state", "") == "done") return status.body;
+      std::this_thread::sleep_for(milliseconds(50));
+    }
+    return {};
+  }
+
+  relay::testing::TempDir apps_;
+  std::unique_ptr<redis::Connection> redis_;
+  ConsoleConfig config_;
+  std::ostringstream log_;
+  SystemClock clock_;
+  SystemRandom random_;
+  std::unique_ptr<Console> console_;
+};
+
+TEST_F(ConsoleServerTest, ServesItsEmbeddedPagesWithAPolicyAndNoInlineScript) {
+  start();
+  const Response index = send("GET", "/");
+  EXPECT_EQ(index.status, 200);
+  EXPECT_NE(index.head.find("Content-Security-Policy: default-src 'self'"), std::string::npos);
+  EXPECT_NE(index.head.find("Content-Type: text/html"), std::string::npos);
+  const Response script = send("GET", "/js/main.js");
+  EXPECT_EQ(script.status, 200);
+  EXPECT_NE(script.head.find("Content-Type: text/javascript"), std::string::npos);
+  EXPECT_EQ(send("GET", "/vendor/uplot/uPlot.iife.min.js").status, 200);
+  EXPECT_EQ(send("GET", "/vendor/uplot/LICENSE").status, 200);
+  EXPECT_EQ(send("GET", "/nope.js").status, 404);
+  EXPECT_EQ(send("GET", "/", {"Host: evil.example"}).status, 400);  // DNS rebinding
+}
+
+TEST_F(ConsoleServerTest, EveryApiReadNeedsTheTokenAndLoginSetsAnHttpOnlyCookie) {
+  start();
+  EXPECT_EQ(send("GET", "/api/dlq").status, 401);
+  EXPECT_EQ(send("GET", "/api/overview").status, 401);
+  const Response anonymous = send("GET", "/api/session");
+  EXPECT_EQ(anonymous.body["authenticated"], false);
+  EXPECT_FALSE(anonymous.body.contains("csrf"));
+  EXPECT_EQ(send("POST", "/api/login", {"Content-Type: application/json"},
+                 json{{"token", "wrong-token-0123456789"}}.dump())
+                .status,
+            401);
+  const Response login = send("POST", "/api/login", {"Content-Type: application/json"},
+                              json{{"token", kToken}}.dump());
+  EXPECT_EQ(login.status, 200);
+  EXPECT_NE(login.head.find("Set-Cookie: relay_console="), std::string::npos);
+  EXPECT_NE(login.head.find("HttpOnly; SameSite=Strict"), std::string::npos);
+  EXPECT_EQ(send("GET", "/api/dlq", {std::string("Cookie: relay_console=") + kToken}).status, 200);
+  EXPECT_EQ(log_.str().find(kToken), std::string::npos);  // never logged
+}
+
+TEST_F(ConsoleServerTest, AMutationWithoutTheTokensOrFromAnotherSiteIsRefusedAndChangesNothing) {
+  start();
+  const std::string id = addDlq(1000, "handler", R"({"kind":"order"})");
+  const std::string body = json{{"ids", {id}}}.dump();
+  const std::string type = "Content-Type: application/json";
+  EXPECT_EQ(send("POST", "/api/dlq/delete", {type}, body).status, 401);
+  EXPECT_EQ(send("POST", "/api/dlq/delete", {auth(), type}, body).status, 403);
+  EXPECT_EQ(send("POST", "/api/dlq/delete", {auth(), "X-Relay-CSRF: guess", type}, body).status,
+            403);
+  EXPECT_EQ(
+      send("POST", "/api/dlq/delete", {auth(), csrf(), type, "Origin: http://evil.example"}, body)
+          .status,
+      403);
+  EXPECT_EQ(
+      send("POST", "/api/dlq/delete", {auth(), csrf(), type, "Sec-Fetch-Site: cross-site"}, body)
+          .status,
+      403);
+  EXPECT_EQ(
+      send("POST", "/api/dlq/delete", {auth(), csrf(), "Content-Type: text/plain"}, body).status,
+      415);
+  EXPECT_EQ(send("GET", "/api/dlq/delete", {auth()}).status, 405);
+  EXPECT_EQ(dlqLength(), 1);
+  EXPECT_EQ(post("/api/dlq/delete", {{"ids", {id}}}).body["removed"], 1);
+  EXPECT_EQ(dlqLength(), 0);
+}
+
+TEST_F(ConsoleServerTest, ReadOnlyServesNoMutationEndpointAtAll) {
+  start(/*read_only=*/true);
+  addDlq(1000, "handler", "{}");
+  const Response session = send("GET", "/api/session", {auth()});
+  EXPECT_EQ(session.body["read_only"], true);
+  EXPECT_FALSE(session.body.contains("csrf"));
+  EXPECT_EQ(send("POST", "/api/dlq/delete", {auth(), "Content-Type: application/json"},
+                 R"({"ids":["1000-0"]})")
+                .status,
+            404);
+  EXPECT_EQ(send("POST", "/api/dlq/replay", {auth(), "Content-Type: application/json"},
+                 R"({"ids":["1000-0"]})")
+                .status,
+            404);
+  EXPECT_EQ(send("GET", "/api/dlq", {auth()}).status, 200);
+  EXPECT_EQ(dlqLength(), 1);
+}
+
+TEST_F(ConsoleServerTest, TheDeadLetterListFiltersCountsAndPages) {
+  start();
+  for (int i = 1; i <= 5; ++i) {
+    addDlq(1000 * i, "handler", R"({"kind":"order","id":"A-)" + std::to_string(i) + "\"}");
+  }
+  addDlq(6000, "malformed", "{oops", "-", "-");
+  Response page = send("GET", "/api/dlq?kind=handler&limit=2", {auth()});
+  ASSERT_EQ(page.status, 200) << page.body.dump();
+  EXPECT_EQ(page.body["total"], 5);
+  EXPECT_EQ(page.body["length"], 6);
+  EXPECT_EQ(page.body["entries"][0]["id"], "5000-0");
+  EXPECT_EQ(page.body["next"], "4000-0");
+  const std::string upto = page.body["upto"];
+  page = send("GET", "/api/dlq?kind=handler&limit=2&upto=" + upto + "&before=4000-0", {auth()});
+  EXPECT_EQ(page.body["entries"][0]["id"], "3000-0");
+  EXPECT_EQ(page.body["entries"][1]["id"], "2000-0");
+  page = send("GET", "/api/dlq?q=a-3&since=2500&until=1970-01-01T00:00:03.5Z", {auth()});
+  ASSERT_EQ(page.body["entries"].size(), 1u);
+  EXPECT_EQ(page.body["entries"][0]["id"], "3000-0");
+  EXPECT_EQ(send("GET", "/api/dlq?since=tomorrow", {auth()}).status, 400);
+  EXPECT_EQ(send("GET", "/api/dlq?limit=0", {auth()}).status, 400);
+  const Response detail = send("GET", "/api/dlq/entry?id=6000-0", {auth()});
+  EXPECT_EQ(detail.body["replayable"], false);
+  EXPECT_EQ(send("GET", "/api/dlq/entry?id=7000-0", {auth()}).status, 404);
+}
+
+TEST_F(ConsoleServerTest, BulkDeleteRemovesExactlyTheConfirmedSelection) {
+  start();
+  addDlq(1000, "handler", R"({"id":"keep-1"})");
+  const std::string a = addDlq(2000, "malformed", "{x", "-", "-");
+  addDlq(3000, "handler", R"({"id":"keep-2"})");
+  const std::string b = addDlq(4000, "malformed", "{y", "-", "-");
+  const Response listed = send("GET", "/api/dlq?kind=malformed", {auth()});
+  const std::string upto = listed.body["upto"];
+  EXPECT_EQ(listed.body["total"], 2);
+  // Something new that the filter also selects arrives after the operator looked.
+  const std::string later = addDlq(5000, "malformed", "{z", "-", "-");
+  // A confirmation for another count is refused: the operator did not see that selection.
+  Response refused = post("/api/dlq/delete",
+                          {{"filter", {{"kind", "malformed"}}}, {"upto", upto}, {"expected", 3}});
+  EXPECT_EQ(refused.status, 409);
+  EXPECT_EQ(dlqLength(), 5);
+  Response done = post("/api/dlq/delete",
+                       {{"filter", {{"kind", "malformed"}}}, {"upto", upto}, {"expected", 2}});
+  EXPECT_EQ(done.status, 200) << done.body.dump();
+  EXPECT_EQ(done.body["removed"], 2);
+  auto left = redis_->command({"XRANGE", "relay:events:dlq", "-", "+"});
+  std::vector<std::string> ids;
+  for (std::size_t i = 0; i < left->size(); ++i) ids.emplace_back(*left->at(i)->at(0)->string());
+  EXPECT_EQ(ids, (std::vector<std::string>{"1000-0", "3000-0", later}));
+}
+
+TEST_F(ConsoleServerTest, ReplayRunsHandlerEntriesAndRefusesTheOthersRunningNothing) {
+  start();
+  const std::string good = addDlq(1000, "handler", R"({"kind":"order"})");
+  const std::string malformed = addDlq(2000, "malformed", "{oops", "-", "-");
+  const std::string schedule = addDlq(3000, "schedule", "{}", "shop", "bin/pay.sh");
+  Response single = post("/api/dlq/replay", {{"ids", {schedule}}});
+  EXPECT_EQ(single.status, 422);
+  EXPECT_NE(single.body["error"].get<std::string>().find("a malformed schedule occurrence"),
+            std::string::npos);
+  Response job =
+      post("/api/dlq/replay", {{"filter", json::object()}, {"upto", "3000-0"}, {"expected", 3}});
+  ASSERT_EQ(job.status, 202) << job.body.dump();
+  const json status = waitForJob(job.body["job"]);
+  EXPECT_EQ(status["succeeded"], 1);
+  EXPECT_EQ(status["refused"], 2);
+  EXPECT_EQ(status["total"], 3);
+  for (const json& result : status["results"]) {
+    if (result["id"] == good) {
+      EXPECT_NE(result["output"].get<std::string>().find("paid"), std::string::npos);
+    }
+  }
+  auto left = redis_->command({"XRANGE", "relay:events:dlq", "-", "+"});
+  ASSERT_EQ(left->size(), 2u);
+  EXPECT_EQ(*left->at(0)->at(0)->string(), malformed);
+  EXPECT_EQ(*left->at(1)->at(0)->string(), schedule);
+}
+
+TEST_F(ConsoleServerTest, TheOverviewSumsWhatEveryWorkerReported) {
+  start();
+  ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  for (int i = 0; i < 3; ++i)
+    ASSERT_TRUE(redis_->command({"XADD", "events", "*", "event", "{}"}).ok());
+  ASSERT_TRUE(
+      redis_
+          ->command({"XREADGROUP", "GROUP", "relay", "w1", "COUNT", "2", "STREAMS", "events", ">"})
+          .ok());
+  ASSERT_TRUE(
+      redis_->command({"SET", "relay:events:worker:relay:w1", R"({"runtime":"process"})"}).ok());
+  const long long minute =
+      std::chrono::duration_cast<std::chrono::minutes>(clock_.now().time_since_epoch()).count();
+  ASSERT_TRUE(redis_
+                  ->command({"HSET", "relay:events:minute:" + std::to_string(minute),
+                             "events:matched", "7", "invocations:failed", "2"})
+                  .ok());
+  addDlq(1000, "handler", "{}");
+  const Response overview = send("GET", "/api/overview?minutes=5", {auth()});
+  ASSERT_EQ(overview.status, 200) << overview.body.dump();
+  EXPECT_EQ(overview.body["stream"]["length"], 3);
+  EXPECT_EQ(overview.body["group"]["pending"], 2);
+  EXPECT_EQ(overview.body["group"]["lag"], 1);
+  EXPECT_TRUE(overview.body["group"].contains("oldest_pending"));
+  EXPECT_EQ(overview.body["dlq"]["length"], 1);
+  ASSERT_EQ(overview.body["consumers"].size(), 1u);
+  EXPECT_EQ(overview.body["consumers"][0]["health"], "healthy");
+  EXPECT_EQ(overview.body["consumers"][0]["worker"]["runtime"], "process");
+  EXPECT_EQ(overview.body["throughput"]["minutes"].size(), 5u);
+  EXPECT_EQ(overview.body["throughput"]["series"]["events:matched"].back(), 7);
+  EXPECT_EQ(send("GET", "/api/overview?minutes=5000", {auth()}).status, 400);
+}
+
+TEST_F(ConsoleServerTest, PendingShowsEachMessagesInvocationsFromTheirState) {
+  start();
+  ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  auto id = redis_->command({"XADD", "events", "*", "event", R"({"kind":"order"})"});
+  const std::string message(*id->string());
+  ASSERT_TRUE(
+      redis_->command({"XREADGROUP", "GROUP", "relay", "w1", "STREAMS", "events", ">"}).ok());
+  ASSERT_TRUE(redis_
+                  ->command({"HSET", "relay:events:inv:relay:" + message, "shop/bin/pay.sh",
+                             "failed:1:1790000060000"})
+                  .ok());
+  const Response pending = send("GET", "/api/pending", {auth()});
+  ASSERT_EQ(pending.status, 200) << pending.body.dump();
+  EXPECT_EQ(pending.body["count"], 1);
+  const json& entry = pending.body["entries"][0];
+  EXPECT_EQ(entry["id"], message);
+  EXPECT_EQ(entry["consumer"], "w1");
+  EXPECT_EQ(entry["event_preview"], R"({"kind":"order"})");
+  EXPECT_EQ(entry["invocations"][0]["state"], "failed");
+  EXPECT_EQ(entry["invocations"][0]["next_attempt_ms"], 1790000060000);
+}
+
+TEST(ConsoleBinary, RefusesANonLoopbackAddressWithoutATokenInOneLine) {
+  const auto run = relay::testing::runRelay(
+      {"console"}, {"RELAY_CONSOLE_ADDR=0.0.0.0:0", "RELAY_CONSOLE_TOKEN="});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_EQ(run.err,
+            "relay console: RELAY_CONSOLE_ADDR=0.0.0.0:0 is not a loopback address: set "
+            "RELAY_CONSOLE_TOKEN (at least 16 characters) to serve the console there\n");
+}
+
+}  // namespace
+}  // namespace relay::console
