@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <future>
 
 #include "fakes/fake_clock.h"
@@ -35,16 +36,39 @@ class DockerAttempts : public DockerFixture {
         60s);
     return id;
   }
+  /// Runs `spec` (timeout 50 s) and calls `act` with its container once it runs.
+  Result<Outcome> runWhileDoing(InvocationSpec spec,
+                                const std::function<void(const std::string&)>& act) {
+    spec.timeout = 50s;
+    auto running = std::async(std::launch::async, [&] { return runtime_->run(spec, sink_); });
+    const std::string id = runningContainerOf(spec);
+    EXPECT_FALSE(id.empty());
+    if (!id.empty()) act(id);
+    return running.get();
+  }
+  /// Runs `spec` in a Relay process that dies (kill -9) once the container runs, without any
+  /// cleanup; returns the container left running ("" if it never ran).
+  std::string runInACrashingRelay(const InvocationSpec& spec) {
+    const pid_t relay = ::fork();
+    if (relay == 0) {
+      SystemClock clock;
+      auto runtime = makeDockerTestRuntime(clock);
+      CollectingSink sink;
+      (void)runtime->run(spec, sink);
+      ::_exit(0);
+    }
+    if (relay < 0) return {};
+    const std::string id = runningContainerOf(spec);
+    ::kill(relay, SIGKILL);
+    ::waitpid(relay, nullptr, 0);
+    return id;
+  }
 };
 
 TEST_F(DockerAttempts, AContainerKilledFromOutsideMidRunIsAFailedAttemptNotAnError) {
-  InvocationSpec spec = script("echo started; sleep 60");
-  spec.timeout = 50s;
-  auto running = std::async(std::launch::async, [&] { return runtime_->run(spec, sink_); });
-  const std::string id = runningContainerOf(spec);
-  ASSERT_FALSE(id.empty());
-  ASSERT_TRUE(runtime_->api().kill(id, "KILL").ok());
-  const auto outcome = running.get();
+  const InvocationSpec spec = script("echo started; sleep 60");
+  const auto outcome = runWhileDoing(
+      spec, [&](const std::string& id) { EXPECT_TRUE(runtime_->api().kill(id, "KILL").ok()); });
   ASSERT_TRUE(outcome.ok()) << "charged, so never an Error: " << outcome.error().message;
   EXPECT_FALSE(outcome->succeeded);
   EXPECT_EQ(outcome->reason, "signal 9");
@@ -54,13 +78,9 @@ TEST_F(DockerAttempts, AContainerKilledFromOutsideMidRunIsAFailedAttemptNotAnErr
 TEST_F(DockerAttempts, AContainerRemovedFromOutsideMidRunIsAFailedAttemptNotAnError) {
   // The attach stream ends; the wait either still sees the kill (signal 9) or finds no
   // container at all (the end was not observed): a failed attempt either way.
-  InvocationSpec spec = script("echo started; sleep 60");
-  spec.timeout = 50s;
-  auto running = std::async(std::launch::async, [&] { return runtime_->run(spec, sink_); });
-  const std::string id = runningContainerOf(spec);
-  ASSERT_FALSE(id.empty());
-  ASSERT_TRUE(runtime_->api().remove(id).ok());
-  const auto outcome = running.get();
+  const InvocationSpec spec = script("echo started; sleep 60");
+  const auto outcome = runWhileDoing(
+      spec, [&](const std::string& id) { EXPECT_TRUE(runtime_->api().remove(id).ok()); });
   ASSERT_TRUE(outcome.ok()) << "charged, so never an Error: " << outcome.error().message;
   EXPECT_FALSE(outcome->succeeded);
   EXPECT_TRUE(outcome->reason == "signal 9" ||
@@ -72,19 +92,7 @@ TEST_F(DockerAttempts, AContainerRemovedFromOutsideMidRunIsAFailedAttemptNotAnEr
 TEST_F(DockerAttempts, AContainerOfACrashedRelayIsRemovedOnceItsDeadlinePasses) {
   InvocationSpec spec = script("sleep 300");
   spec.timeout = 5s;
-  // A Relay process that dies (kill -9) mid-invocation, without any cleanup.
-  const pid_t relay = ::fork();
-  if (relay == 0) {
-    SystemClock clock;
-    auto runtime = makeDockerTestRuntime(clock);
-    CollectingSink sink;
-    (void)runtime->run(spec, sink);
-    ::_exit(0);
-  }
-  ASSERT_GT(relay, 0);
-  const std::string id = runningContainerOf(spec);
-  ::kill(relay, SIGKILL);
-  ::waitpid(relay, nullptr, 0);
+  const std::string id = runInACrashingRelay(spec);
   ASSERT_FALSE(id.empty());
   EXPECT_EQ(containersOf(spec).size(), 1U) << "left running by the crash";
 
@@ -106,20 +114,8 @@ TEST_F(DockerAttempts, AContainerOfACrashedRelayIsRemovedOnceItsDeadlinePasses) 
 TEST_F(DockerAttempts, AnEarlierAttemptACrashedRelayLeftRunningIsRemovedBeforeTheRetry) {
   InvocationSpec spec = script("echo attempt $RELAY_ATTEMPT; sleep 300");
   spec.timeout = 120s;
-  // Attempt 1 in a Relay process that dies (kill -9) mid-run: its container runs on, with a
-  // deadline minutes away.
-  const pid_t relay = ::fork();
-  if (relay == 0) {
-    SystemClock clock;
-    auto runtime = makeDockerTestRuntime(clock);
-    CollectingSink sink;
-    (void)runtime->run(spec, sink);
-    ::_exit(0);
-  }
-  ASSERT_GT(relay, 0);
-  const std::string first = runningContainerOf(spec);
-  ::kill(relay, SIGKILL);
-  ::waitpid(relay, nullptr, 0);
+  // Attempt 1's Relay crashes: its container runs on, with a deadline minutes away.
+  const std::string first = runInACrashingRelay(spec);
   ASSERT_FALSE(first.empty());
 
   // A replica's retry (attempt 2) of the same invocation: the first container is gone before
