@@ -24,6 +24,7 @@ void addStartCommand(CLI::App& root, CommandContext& context) {
       context.exit_code = kExitUsage;
       return;
     }
+    SignalStopper stopper;  // before Worker::create starts threads (signal_stopper.h)
     SystemClock clock;
     SystemRandom random;
     auto created = worker::Worker::create(*config, context.err, clock, random);
@@ -33,7 +34,7 @@ void addStartCommand(CLI::App& root, CommandContext& context) {
       return;
     }
     worker::Worker& worker = **created;
-    SignalStopper stopper([&worker](int signal) {
+    stopper.start([&worker](int signal) {
       worker.logger().info(signal == SIGINT ? "SIGINT: stopping" : "SIGTERM: stopping");
       worker.stop();
     });
