@@ -20,6 +20,15 @@ std::string read(const fs::path& file) {
   return text.str();
 }
 
+// A v2 layout whose base, `own/relay`, exists under `dir`.
+CgroupLayout v2Layout(const testing::TempDir& dir) {
+  CgroupLayout layout;
+  layout.version = CgroupVersion::kV2;
+  layout.unified = dir.path() / "own/relay";
+  fs::create_directories(layout.unified);
+  return layout;
+}
+
 TEST(CgroupLayout, DetectsV1ControllersUnderOwnCgroup) {
   testing::TempDir dir;
   const auto mounts = dir.write("mounts",
@@ -86,10 +95,7 @@ TEST(CgroupManager, CgroupsOfAnEarlierProcessWithOurPidAreReapedOursAreNot) {
   // PID 1 (or 2) of a restarted container has the pid of the Relay that crashed before it.
   testing::TempDir dir;
   testing::FakeClock clock;
-  CgroupLayout layout;
-  layout.version = CgroupVersion::kV2;
-  layout.unified = dir.path() / "own/relay";
-  fs::create_directories(layout.unified);
+  const CgroupLayout layout = v2Layout(dir);
   auto first = CgroupManager::create(layout, clock);
   ASSERT_TRUE(first.ok());
   auto ours = (*first)->createInvocation(Resources{});
@@ -114,10 +120,7 @@ TEST(CgroupManager, CgroupsOfAnEarlierProcessWithOurPidAreReapedOursAreNot) {
 TEST(CgroupManager, APreparedCgroupServesOneInvocationWithTheSameLimitsThenIsGone) {
   testing::TempDir dir;
   testing::FakeClock clock;
-  CgroupLayout layout;
-  layout.version = CgroupVersion::kV2;
-  layout.unified = dir.path() / "own/relay";
-  fs::create_directories(layout.unified);
+  const CgroupLayout layout = v2Layout(dir);
   auto manager = CgroupManager::create(layout, clock, 2);
   ASSERT_TRUE(manager.ok());
   Resources small;
@@ -147,10 +150,7 @@ TEST(CgroupManager, APreparedCgroupServesOneInvocationWithTheSameLimitsThenIsGon
 TEST(CgroupManager, PreparesAtMostOneCgroupPerSlot) {
   testing::TempDir dir;
   testing::FakeClock clock;
-  CgroupLayout layout;
-  layout.version = CgroupVersion::kV2;
-  layout.unified = dir.path() / "own/relay";
-  fs::create_directories(layout.unified);
+  const CgroupLayout layout = v2Layout(dir);
   auto manager = CgroupManager::create(layout, clock, 3);
   ASSERT_TRUE(manager.ok());
   for (int i = 0; i < 5; ++i) (*manager)->prepare({});
@@ -180,10 +180,7 @@ TEST(CgroupManager, SandboxesTogetherWeighAsMuchAsTheirSlotsOfOrdinaryProcesses)
 TEST(CgroupManager, V2DelegatesControllersAndSetsLimits) {
   testing::TempDir dir;
   testing::FakeClock clock;
-  CgroupLayout layout;
-  layout.version = CgroupVersion::kV2;
-  layout.unified = dir.path() / "own/relay";
-  fs::create_directories(layout.unified);
+  const CgroupLayout layout = v2Layout(dir);
   auto manager = CgroupManager::create(layout, clock);
   ASSERT_TRUE(manager.ok()) << manager.error().message;
   EXPECT_EQ(read(dir.path() / "own/cgroup.subtree_control"), "+memory +pids +cpu");
@@ -203,10 +200,7 @@ TEST(CgroupManager, V2DelegatesControllersAndSetsLimits) {
 TEST(CgroupManager, OomKillIsReadFromTheControllersCounter) {
   testing::TempDir dir;
   testing::FakeClock clock;
-  CgroupLayout layout;
-  layout.version = CgroupVersion::kV2;
-  layout.unified = dir.path() / "own/relay";
-  fs::create_directories(layout.unified);
+  const CgroupLayout layout = v2Layout(dir);
   auto manager = CgroupManager::create(layout, clock);
   ASSERT_TRUE(manager.ok());
   auto cgroup = (*manager)->createInvocation({});
