@@ -26,6 +26,7 @@ void runConsole(const ConsoleOptions& options, CommandContext& context) {
     context.exit_code = kExitUsage;
     return;
   }
+  SignalStopper stopper;  // before Console::create starts threads (signal_stopper.h)
   SystemClock clock;
   SystemRandom random;
   auto created = console::Console::create(*config, context.err, clock, random);
@@ -38,7 +39,7 @@ void runConsole(const ConsoleOptions& options, CommandContext& context) {
   std::mutex mutex;
   std::condition_variable stopped;
   bool stop = false;
-  SignalStopper stopper([&](int signal) {
+  stopper.start([&](int signal) {
     console.logger().info(signal == SIGINT ? "SIGINT: stopping" : "SIGTERM: stopping");
     std::lock_guard lock(mutex);
     stop = true;

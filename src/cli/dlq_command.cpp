@@ -134,6 +134,17 @@ void printEvent(const std::string& event, std::ostream& out) {
   out << "\n";
 }
 
+/// The last attempt's output tail (docs/operations.md): one indented line per output line, each
+/// escaped like a log line, so a handler's bytes can neither forge lines nor drive the terminal.
+void printOutputTail(std::string_view tail, std::ostream& out) {
+  out << "output_tail (the last attempt's, its last bytes):\n";
+  while (!tail.empty()) {
+    const std::size_t end = tail.find('\n');
+    out << "  " << printable(tail.substr(0, end), KeepControls::kTab) << "\n";
+    tail.remove_prefix(end == std::string_view::npos ? tail.size() : end + 1);
+  }
+}
+
 void runInspect(const EntryOptions& options, CommandContext& context) {
   if (!validId(options.id, "inspect", context)) return;
   auto session = openRedisSession("dlq inspect", {}, context);
@@ -146,12 +157,13 @@ void runInspect(const EntryOptions& options, CommandContext& context) {
   }
   context.out << "id:                " << entry->id << "\n";
   for (const auto& [name, value] : entry->fields) {
-    if (name == "event") continue;
+    if (name == "event" || name == "output_tail") continue;
     const std::string label = name + ":";
     context.out << label << std::string(label.size() < 19 ? 19 - label.size() : 1, ' ')
                 << printable(value) << "\n";
   }
   printEvent(field(*entry, "event"), context.out);
+  if (const std::string* tail = entry->find("output_tail")) printOutputTail(*tail, context.out);
 }
 
 /// Handler output goes to the command's stdout as the runtime prefixed it.

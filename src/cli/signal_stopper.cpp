@@ -4,12 +4,19 @@
 
 namespace relay::cli {
 
-SignalStopper::SignalStopper(std::function<void(int signal)> stop,
-                             std::function<void(int signal)> again) {
+SignalStopper::SignalStopper() {
   sigemptyset(&signals_);
   sigaddset(&signals_, SIGTERM);
   sigaddset(&signals_, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals_, &previous_);
+}
+
+SignalStopper::SignalStopper(std::function<void(int signal)> stop) : SignalStopper() {
+  start(std::move(stop));
+}
+
+void SignalStopper::start(std::function<void(int signal)> stop,
+                          std::function<void(int signal)> again) {
   thread_ = std::thread([this, stop = std::move(stop), again = std::move(again)] {
     int signal = 0;
     sigwait(&signals_, &signal);
@@ -23,8 +30,10 @@ SignalStopper::SignalStopper(std::function<void(int signal)> stop,
 
 SignalStopper::~SignalStopper() {
   done_ = true;
-  pthread_kill(thread_.native_handle(), SIGTERM);  // wakes sigwait if no signal came
-  thread_.join();
+  if (thread_.joinable()) {
+    pthread_kill(thread_.native_handle(), SIGTERM);  // wakes sigwait if no signal came
+    thread_.join();
+  }
   pthread_sigmask(SIG_SETMASK, &previous_, nullptr);
 }
 

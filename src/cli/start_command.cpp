@@ -25,6 +25,7 @@ void addStartCommand(CLI::App& root, CommandContext& context) {
       context.exit_code = kExitUsage;
       return;
     }
+    SignalStopper stopper;  // before Worker::create starts threads (signal_stopper.h)
     SystemClock clock;
     SystemRandom random;
     auto created = worker::Worker::create(*config, context.err, clock, random);
@@ -37,7 +38,7 @@ void addStartCommand(CLI::App& root, CommandContext& context) {
     // A second signal while stopping stops at once: the running handlers' claims are released
     // and the process ends with 128 + the signal, its handlers killed with it
     // (docs/pipeline.md "Stopping").
-    SignalStopper stopper(
+    stopper.start(
         [&worker](int signal) {
           worker.logger().info(signal == SIGINT ? "SIGINT: stopping (again to stop at once)"
                                                 : "SIGTERM: stopping (again to stop at once)");

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 
@@ -15,8 +16,10 @@ namespace relay::console {
 /// not watch the files; a page load sees changes within that). Thread-safe.
 class AppsView {
  public:
+  /// `before_reload` runs before each re-read (the console refreshes the paused set there).
   AppsView(std::unique_ptr<runtime::Runtime> runtime, std::unique_ptr<app::Registry> registry,
-           Clock& clock, std::chrono::milliseconds max_age = std::chrono::seconds(2));
+           Clock& clock, std::chrono::milliseconds max_age = std::chrono::seconds(2),
+           std::function<void()> before_reload = {});
 
   /// The current snapshot, reloaded first when older than max_age. May block on the reload.
   std::shared_ptr<const app::Snapshot> snapshot();
@@ -27,6 +30,7 @@ class AppsView {
   std::unique_ptr<app::Registry> registry_;
   Clock& clock_;
   std::chrono::milliseconds max_age_;
+  std::function<void()> before_reload_;
   std::mutex mutex_;
   MonoTime loaded_at_;
 };

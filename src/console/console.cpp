@@ -6,6 +6,7 @@
 #include "console/overview_api.h"
 #include "console/pending_api.h"
 #include "console/session_api.h"
+#include "invocation/paused_apps.h"
 #include "stream/invocation_spec.h"
 #include "worker/runtime_factory.h"
 
@@ -31,17 +32,24 @@ Result<std::unique_ptr<Console>> Console::create(const ConsoleConfig& config, st
                                      [&logger](std::string_view message) { logger.warn(message); });
   if (!runtime.ok()) return runtime.error();
   runtime::Runtime& backend = **runtime;
+  c.pool_ = std::make_unique<ConnectionPool>(config.worker.redis);
+  const invocation::StreamKeys keys{config.worker.stream, config.worker.group};
+  c.paused_ = std::make_unique<PausedAppsCache>(*c.pool_, keys);
+  c.paused_->refresh();
   app::RegistrySettings registry;
   registry.apps_root = config.worker.apps;
-  registry.availability = [&backend](const app::App& app) {
+  // A paused app is unavailable, as the workers and `relay app ls` see it (docs/cli.md).
+  registry.availability = [&backend, &paused = *c.paused_](const app::App& app) {
+    if (paused.paused(app.name)) {
+      return app::Availability{false, std::string(invocation::kPausedReason)};
+    }
     return stream::runtimeAvailability(backend, app);
   };
   auto apps = app::Registry::create(std::move(registry));
   if (!apps.ok()) return apps.error();
   c.apps_ = std::make_unique<AppsView>(std::move(runtime).value(), std::move(apps).value(), clock,
-                                       internals.apps_max_age);
-  c.pool_ = std::make_unique<ConnectionPool>(config.worker.redis);
-  const invocation::StreamKeys keys{config.worker.stream, config.worker.group};
+                                       internals.apps_max_age,
+                                       [&paused = *c.paused_] { paused.refresh(); });
   if (!config.read_only) c.jobs_ = std::make_unique<ReplayJobs>(*c.pool_, *c.apps_, keys.dlq());
   c.state_ = std::unique_ptr<ConsoleState>(
       new ConsoleState{c.config_, keys, *c.pool_, *c.apps_, c.jobs_.get(), clock});

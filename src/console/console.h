@@ -12,6 +12,7 @@
 #include "console/console_config.h"
 #include "console/console_guard.h"
 #include "console/console_state.h"
+#include "console/paused_apps_cache.h"
 #include "console/replay_jobs.h"
 #include "observability/http_server.h"
 #include "observability/logger.h"
@@ -57,6 +58,7 @@ class Console {
   observability::Logger logger_;
   std::unique_ptr<ConsoleGuard> guard_;
   std::unique_ptr<ConnectionPool> pool_;
+  std::unique_ptr<PausedAppsCache> paused_;  // before apps_: its availability check reads it
   std::unique_ptr<AppsView> apps_;
   std::unique_ptr<ReplayJobs> jobs_;
   std::unique_ptr<ConsoleState> state_;

@@ -1,5 +1,8 @@
 #include "runtime/prewarm_pool.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <algorithm>
 
 namespace relay::runtime {
@@ -166,8 +169,15 @@ std::size_t PrewarmPool::maintain() {
 void PrewarmPool::startWarmer() {
   std::lock_guard lock(mutex_);
   if (warmer_.joinable() || !settings_.background) return;
+  // The threads start with every signal blocked (they inherit the mask): a process that takes
+  // SIGTERM with sigwait() on one thread, blocking it only after the runtime was made, must not
+  // have it delivered here, where its default action would end the process.
+  sigset_t all, previous;
+  ::sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &previous);
   warmer_ = std::thread([this] { warmerLoop(); });
   ticker_ = std::thread([this] { tickerLoop(); });
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 void PrewarmPool::warmerLoop() {

@@ -77,9 +77,13 @@ class Runtime {
   /// Backend name: `sandbox`, `docker` or `process`.
   virtual std::string_view name() const = 0;
   /// Blocks until the handler exits or spec.timeout passes (then SIGTERM, SIGKILL 2 s later,
-  /// the whole process tree). An Error means the backend could not run the handler at all
-  /// (kUnavailable: bwrap missing, daemon down, image missing) — never a handler failure, and
-  /// never charged as an attempt. Thread-safe: many invocations may run at once.
+  /// the whole process tree). The contract every backend keeps (docs/runtimes.md): an Error
+  /// means the handler never started (kUnavailable: bwrap missing, daemon down, image missing,
+  /// a container that could not be created or started) and the attempt is not charged; once
+  /// the handler has started, every ending is an Outcome, charged: a failure Relay caused or
+  /// could not observe after the start (output stream lost, wait failed, the daemon went away
+  /// mid-run, a container that would not die) is a failed Outcome whose reason says so, never
+  /// an Error. Thread-safe: many invocations may run at once.
   virtual Result<Outcome> run(const InvocationSpec& spec, OutputSink& output) = 0;
   /// Whether this backend can run handlers of this app (image present, bwrap works...).
   virtual Availability availability(const InvocationSpec& app_spec) const = 0;

@@ -156,6 +156,9 @@ Result<ContainerState> DockerApi::inspect(std::string_view id) const {
     return it != state->end() && it->is_boolean() && it->get<bool>();
   };
   result.running = flag("Running");
+  // The daemon reports a container that never ran with Go's zero time.
+  const std::string started_at = stringField(*state, "StartedAt");
+  result.started = result.running || (!started_at.empty() && started_at.rfind("0001-", 0) != 0);
   result.oom_killed = flag("OOMKilled");
   const auto code = state->find("ExitCode");
   if (code != state->end() && code->is_number_integer()) result.exit_code = code->get<int>();
@@ -166,6 +169,10 @@ Status DockerApi::remove(std::string_view id) const {
   auto response = call("DELETE", "/containers/" + percentEncode(id) + "?force=true&v=true");
   if (!response) return response.error();
   if (response->status == 404) return {};
+  // 409 while another caller's removal of it runs (a reaper, the daemon's own): gone soon.
+  if (response->status == 409 && response->body.find("already in progress") != std::string::npos) {
+    return {};
+  }
   if (!isSuccess(response->status)) {
     return errorFromResponse(*response, "removing container " + std::string(id));
   }

@@ -21,6 +21,7 @@ struct ContainerSummary {
 
 /// What GET /containers/{id}/json says about how a container ended.
 struct ContainerState {
+  bool started = false;  // it ran at some point (State.StartedAt is set)
   bool running = false;
   int exit_code = 0;
   bool oom_killed = false;
@@ -53,7 +54,8 @@ class DockerApi {
   Result<int> wait(std::string_view id, MonoTime deadline) const;
   /// GET /containers/{id}/json.
   Result<ContainerState> inspect(std::string_view id) const;
-  /// DELETE /containers/{id}?force=true&v=true; a container that is already gone is success.
+  /// DELETE /containers/{id}?force=true&v=true; a container that is already gone, or whose
+  /// removal another caller already started, is success.
   Status remove(std::string_view id) const;
   /// GET /containers/json?all=true filtered by `label` (`key` or `key=value`).
   Result<std::vector<ContainerSummary>> listContainers(std::string_view label) const;

@@ -46,27 +46,6 @@ std::string localHostname() {
   return name;
 }
 
-struct Owner {
-  std::string host;
-  pid_t pid = 0;
-};
-
-// `<host>/<pid>/<start>`; nullopt for a label that Relay did not write.
-std::optional<Owner> parseOwner(std::string_view label) {
-  const std::size_t last = label.rfind('/');
-  if (last == std::string_view::npos || last == 0) return std::nullopt;
-  const std::size_t middle = label.rfind('/', last - 1);
-  if (middle == std::string_view::npos) return std::nullopt;
-  const std::string_view pid_text = label.substr(middle + 1, last - middle - 1);
-  Owner owner{std::string(label.substr(0, middle)), 0};
-  const auto [ptr, ec] =
-      std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), owner.pid);
-  if (ec != std::errc() || ptr != pid_text.data() + pid_text.size() || owner.pid <= 0) {
-    return std::nullopt;
-  }
-  return owner;
-}
-
 // What can be checked without the daemon: the bind source and the handler file. The
 // container runs as 65534, for whom the bind-mounted directory must be open.
 Status checkAppFiles(const InvocationSpec& spec) {
@@ -83,8 +62,6 @@ Status checkAppFiles(const InvocationSpec& spec) {
   if (!file) return file.error();
   return {};
 }
-
-bool processExists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
 // Docker reports a process killed by signal N as exit code 128 + N (a handler that exits
 // with such a code on purpose looks the same).
@@ -124,18 +101,17 @@ Result<std::unique_ptr<DockerRuntime>> DockerRuntime::create(Clock& clock,
       hostname + "/" + std::to_string(::getpid()) + "/" + std::to_string(started.count());
   DockerApi api(UnixHttpClient(std::move(*socket_path), settings.docker_host, clock),
                 settings.api_timeout);
-  auto runtime = std::unique_ptr<DockerRuntime>(
-      new DockerRuntime(clock, std::move(settings), std::move(api), std::move(owner)));
-  runtime->hostname_ = std::move(hostname);
-  return runtime;
+  return std::unique_ptr<DockerRuntime>(new DockerRuntime(
+      clock, std::move(settings), std::move(api), std::move(owner), std::move(hostname)));
 }
 
 DockerRuntime::DockerRuntime(Clock& clock, DockerSettings settings, DockerApi api,
-                             std::string owner)
+                             std::string owner, std::string hostname)
     : clock_(clock),
       settings_(std::move(settings)),
       api_(std::move(api)),
-      owner_(std::move(owner)) {}
+      owner_(std::move(owner)),
+      reaper_(api_, clock_, owner_, std::move(hostname), settings_.warn) {}
 
 Availability DockerRuntime::availability(const InvocationSpec& app_spec) const {
   if (auto files = checkAppFiles(app_spec); !files) return {false, files.error().message};
@@ -154,6 +130,11 @@ Availability DockerRuntime::availability(const InvocationSpec& app_spec) const {
 
 Result<Outcome> DockerRuntime::run(const InvocationSpec& spec, OutputSink& output) {
   if (auto files = checkAppFiles(spec); !files) return Error::unavailable(files.error().message);
+  // An earlier attempt that a crashed Relay left running must not overlap this one.
+  if (auto earlier = reaper_.reapInvocation(spec.invocationId()); !earlier) {
+    return Error::unavailable(earlier.error().message);
+  }
+  reaper_.reapExpiredEvery(settings_.reap_interval);
   auto id = createContainer(spec);
   if (!id) return id.error();
   // Removal runs on every path out, including an exception from the OutputSink.
@@ -168,9 +149,12 @@ Result<Outcome> DockerRuntime::run(const InvocationSpec& spec, OutputSink& outpu
 Result<std::string> DockerRuntime::createContainer(const InvocationSpec& spec) {
   ContainerOptions options;
   options.image = imageFor(spec, settings_.default_images);
+  const auto lifetime =
+      spec.timeout + settings_.kill_grace + settings_.api_timeout + settings_.deadline_margin;
   options.labels = {{std::string(kAppLabel), spec.app},
                     {std::string(kInvocationLabel), spec.invocationId()},
-                    {std::string(kOwnerLabel), owner_}};
+                    {std::string(kOwnerLabel), owner_},
+                    {std::string(kDeadlineLabel), deadlineLabel(clock_.now() + lifetime)}};
   options.tmpfs_options = settings_.tmpfs_options;
   options.init = settings_.init;
   auto id = api_.createContainer(containerCreateBody(spec, options));
@@ -199,7 +183,12 @@ Result<Outcome> DockerRuntime::supervise(const std::string& id, const Invocation
                       });
 
   const MonoTime started = clock_.monotonicNow();
-  if (auto status = api_.start(id); !status) return status.error();
+  if (auto status = api_.start(id); !status) {
+    // A lost reply may hide a container that did start: then it is a charged attempt.
+    auto state = api_.inspect(id);
+    if (!state || !state->started) return status.error();
+    return failedAfterStart(id, status.error().message, started);
+  }
 
   // Wait for the end of the output, then for the exit; at each passed deadline escalate:
   // SIGTERM, SIGKILL after the grace period, then give up.
@@ -210,7 +199,11 @@ Result<Outcome> DockerRuntime::supervise(const std::string& id, const Invocation
   while (true) {
     if (stream_open) {
       auto ended = stream.pump(clock_, deadline);
-      if (!ended) return ended.error();
+      if (!ended) {
+        out.finish();
+        err.finish();
+        return failedAfterStart(id, ended.error().message, started);
+      }
       if (*ended) {
         stream_open = false;
         continue;
@@ -221,7 +214,11 @@ Result<Outcome> DockerRuntime::supervise(const std::string& id, const Invocation
         exit_code = *code;
         break;
       }
-      if (code.error().kind != ErrorKind::kTimeout) return code.error();
+      if (code.error().kind != ErrorKind::kTimeout) {
+        out.finish();
+        err.finish();
+        return failedAfterStart(id, code.error().message, started);
+      }
     }
     switch (phase) {
       case Phase::kRunning:
@@ -235,8 +232,10 @@ Result<Outcome> DockerRuntime::supervise(const std::string& id, const Invocation
         if (auto status = api_.kill(id, "KILL"); !status) settings_.warn(status.error().message);
         break;
       case Phase::kKilled:
-        return Error::unavailable("docker: container " + id + " of " + spec.invocationId() +
-                                  " did not exit after SIGKILL");
+        out.finish();
+        err.finish();
+        return failedAfterStart(id, "docker: container " + id + " did not exit after SIGKILL",
+                                started);
     }
   }
   const auto duration = clock_.monotonicNow() - started;
@@ -257,36 +256,20 @@ Result<Outcome> DockerRuntime::supervise(const std::string& id, const Invocation
   return outcome;
 }
 
+Outcome DockerRuntime::failedAfterStart(const std::string& id, const std::string& why,
+                                        MonoTime started) {
+  if (auto status = api_.kill(id, "KILL"); !status) settings_.warn(status.error().message);
+  Outcome outcome;
+  outcome.reason = "lost the handler's container: " + why;
+  outcome.duration = clock_.monotonicNow() - started;
+  return outcome;
+}
+
 void DockerRuntime::removeContainer(const std::string& id) {
   if (auto status = api_.remove(id); !status) {
     settings_.warn("could not remove container " + id + ": " + status.error().message +
                    " (the next start reaps it)");
   }
-}
-
-Result<std::size_t> DockerRuntime::reapStale() {
-  auto containers = api_.listContainers(kOwnerLabel);
-  if (!containers) return containers.error();
-  std::size_t removed = 0;
-  std::optional<Error> first_error;
-  for (const ContainerSummary& container : *containers) {
-    const auto label = container.labels.find(std::string(kOwnerLabel));
-    if (label == container.labels.end() || label->second == owner_) continue;
-    const auto owner = parseOwner(label->second);
-    if (!owner || owner->host != hostname_) continue;  // another host's Relay: not ours to judge
-    // Our own pid with another start time is an earlier incarnation (e.g. PID 1 in a restarted
-    // container); another live pid may be a second Relay on this host.
-    if (owner->pid != ::getpid() && processExists(owner->pid)) continue;
-    if (auto status = api_.remove(container.id); !status) {
-      settings_.warn("could not reap stale container " + container.id + ": " +
-                     status.error().message);
-      if (!first_error) first_error = status.error();
-      continue;
-    }
-    ++removed;
-  }
-  if (first_error) return *first_error;
-  return removed;
 }
 
 }  // namespace relay::runtime::docker

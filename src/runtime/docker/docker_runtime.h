@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "runtime/docker/container_config.h"
+#include "runtime/docker/container_reaper.h"
 #include "runtime/docker/docker_api.h"
 #include "runtime/runtime.h"
 
@@ -29,18 +30,20 @@ struct DockerSettings {
   bool init = true;
   /// Secondary failures (a container that could not be removed...). Default: stderr.
   std::function<void(std::string_view)> warn;
+  /// Added to timeout + kill_grace + api_timeout for a container's deadline (kDeadlineLabel),
+  /// past which any Relay on the host removes it.
+  std::chrono::milliseconds deadline_margin{30'000};
+  /// How often run() looks for containers past their deadline (left by a crashed Relay).
+  std::chrono::milliseconds reap_interval{60'000};
 };
 
-/// Label keys put on every container this runtime creates.
-inline constexpr std::string_view kAppLabel = "relay.app";
-inline constexpr std::string_view kInvocationLabel = "relay.invocation";
-/// `<hostname>/<pid>/<start time in ns>` of the Relay process that created the container.
-inline constexpr std::string_view kOwnerLabel = "relay.owner";
-
 /// Runs each invocation in a fresh container through the Docker Engine API on a unix socket
-/// (relay.md section 4): create with the hardening and limits, attach, start, feed stdin,
-/// forward output, wait with the timeout, then always remove the container. Thread-safe: each
-/// API call uses its own connection and the runtime holds no per-invocation state.
+/// (relay.md section 4): create with the hardening, limits and a deadline label, attach,
+/// start, feed stdin, forward output, wait with the timeout, then always remove the container.
+/// Once started, a handler's invocation always ends in an Outcome: a lost attach stream, a
+/// failed wait or a container that will not die is a failed attempt, never an Error (Runtime).
+/// Thread-safe: each API call uses its own connection and the runtime holds no per-invocation
+/// state.
 class DockerRuntime final : public Runtime {
  public:
   /// Fails (kInvalidArgument) for a DOCKER_HOST that is not `unix:///path`. Does not contact
@@ -48,34 +51,41 @@ class DockerRuntime final : public Runtime {
   static Result<std::unique_ptr<DockerRuntime>> create(Clock& clock, DockerSettings settings = {});
 
   std::string_view name() const override { return "docker"; }
-  /// Blocks for the whole invocation. kUnavailable (never a failed Outcome) when the daemon is
-  /// unreachable or the image is missing.
+  /// Blocks for the whole invocation. An Error (kUnavailable...) only when the container never
+  /// started: daemon unreachable, image missing, create/attach/start refused, an earlier
+  /// attempt's container that could not be removed. It first removes the containers of earlier
+  /// attempts of the same invocation (ContainerReaper::reapInvocation) and, every
+  /// reap_interval, those past their deadline.
   Result<Outcome> run(const InvocationSpec& spec, OutputSink& output) override;
   /// Checks the app directory and handler file, pings the daemon and looks the image up;
   /// blocks for at most two API calls.
   Availability availability(const InvocationSpec& app_spec) const override;
 
   /// Removes containers that an earlier Relay process on this host left behind when it
-  /// crashed: those whose owner label names this host and a process that no longer exists (or
-  /// this very pid with another start time). Call at start, before run(). Returns how many
-  /// were removed.
-  Result<std::size_t> reapStale();
+  /// crashed (ContainerReaper::reapStale): those of a process that no longer exists, and any
+  /// past its deadline. Call at start, before run(). Returns how many were removed.
+  Result<std::size_t> reapStale() { return reaper_.reapStale(); }
+  ContainerReaper& reaper() { return reaper_; }
 
   /// This instance's value of the `relay.owner` label.
   const std::string& owner() const { return owner_; }
   const DockerApi& api() const { return api_; }
 
  private:
-  DockerRuntime(Clock& clock, DockerSettings settings, DockerApi api, std::string owner);
+  DockerRuntime(Clock& clock, DockerSettings settings, DockerApi api, std::string owner,
+                std::string hostname);
   Result<std::string> createContainer(const InvocationSpec& spec);
   Result<Outcome> supervise(const std::string& id, const InvocationSpec& spec, OutputSink& output);
+  /// The failed Outcome of a handler that started but whose end Relay could not observe; the
+  /// container is killed (best effort) so it cannot run on.
+  Outcome failedAfterStart(const std::string& id, const std::string& why, MonoTime started);
   void removeContainer(const std::string& id);
 
   Clock& clock_;
   DockerSettings settings_;
   DockerApi api_;
   std::string owner_;
-  std::string hostname_;
+  ContainerReaper reaper_;
 };
 
 /// DOCKER_HOST from the environment, or the default when unset or empty.

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -73,28 +74,48 @@ bool killAndRemove(const fs::path& dir, Clock& clock) {
   return false;
 }
 
-// Whether the Relay process that named an `inv-<pid>-<n>` cgroup still runs.
-bool ownerAlive(const std::string& name) {
+// Field `index` (1-based, counted after the parenthesised command name as field 3) of
+// /proc/<pid>/stat, or "".
+std::string statField(const std::string& pid, int index) {
+  const std::string stat = readFile("/proc/" + pid + "/stat");
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return {};
+  std::istringstream rest(stat.substr(close + 1));
+  std::string field;
+  for (int i = 3; i <= index && rest >> field; ++i) {
+  }
+  return field;
+}
+
+// `<pid>-<start time in clock ticks since boot>` of this process: invocation cgroups are named
+// `inv-<this>-<n>`, so that those of an earlier process with the same pid (PID 1 or 2 of a
+// restarted container) are told apart from ours.
+const std::string& processTag() {
+  static const std::string tag = std::to_string(::getpid()) + "-" + statField("self", 22);
+  return tag;
+}
+
+// Whether an `inv-<pid>-<start>-<n>` cgroup belongs to a Relay process that no longer runs:
+// its pid is gone, or it is ours with another start time (an earlier incarnation).
+bool ownerGone(const std::string& name) {
   const std::size_t dash = name.find('-', 4);
   pid_t pid = 0;
   try {
     pid = static_cast<pid_t>(std::stol(name.substr(4, dash - 4)));
   } catch (const std::exception&) {
-    return false;
+    return true;
   }
-  return pid > 0 && (::kill(pid, 0) == 0 || errno == EPERM);
+  if (pid == ::getpid()) return name.rfind("inv-" + processTag() + "-", 0) != 0;
+  return pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM);
 }
 
 // The parent pid from /proc/<pid>/stat (after the parenthesised command name), or -1.
 pid_t parentOf(pid_t pid) {
-  const std::string stat = readFile("/proc/" + std::to_string(pid) + "/stat");
-  const auto close = stat.rfind(')');
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(stat.substr(close + 1));
-  std::string state;
-  pid_t parent = -1;
-  rest >> state >> parent;
-  return parent;
+  try {
+    return static_cast<pid_t>(std::stol(statField(std::to_string(pid), 4)));
+  } catch (const std::exception&) {
+    return -1;
+  }
 }
 
 std::string ownPath(const std::string& self_cgroup, const std::string& controller) {
@@ -183,7 +204,7 @@ Result<std::unique_ptr<CgroupManager>> CgroupManager::create(CgroupLayout layout
     // on this host shares the base: its cgroups (named after its pid) are left alone.
     for (const auto& entry : fs::directory_iterator(base, ec)) {
       const std::string name = entry.path().filename().string();
-      if (entry.is_directory() && name.rfind("inv-", 0) == 0 && !ownerAlive(name)) {
+      if (entry.is_directory() && name.rfind("inv-", 0) == 0 && ownerGone(name)) {
         if (killAndRemove(entry.path(), manager->clock_)) ++manager->reaped_;
       }
     }
@@ -245,8 +266,9 @@ std::size_t CgroupManager::preparedCount() const {
 }
 
 Result<std::unique_ptr<InvocationCgroup>> CgroupManager::make(const Resources& resources) {
-  const std::string name =
-      "inv-" + std::to_string(::getpid()) + "-" + std::to_string(next_id_.fetch_add(1));
+  // One sequence per process: every manager of the process names its cgroups apart.
+  static std::atomic<std::uint64_t> next_id{0};
+  const std::string name = "inv-" + processTag() + "-" + std::to_string(next_id.fetch_add(1));
   std::vector<fs::path> dirs;
   for (const fs::path& base : baseDirs()) dirs.push_back(base / name);
   std::unique_ptr<InvocationCgroup> cgroup(new InvocationCgroup(layout_.version, dirs, clock_));

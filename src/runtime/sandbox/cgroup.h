@@ -105,7 +105,6 @@ class CgroupManager {
 
   CgroupLayout layout_;
   Clock& clock_;
-  std::atomic<std::uint64_t> next_id_{0};
   int reaped_ = 0;
   const std::size_t max_prepared_;
   mutable std::mutex mutex_;

@@ -214,6 +214,27 @@ TEST_F(ConsoleServerTest, ReadOnlyServesNoMutationEndpointAtAll) {
   EXPECT_EQ(dlqLength(), 1);
 }
 
+TEST_F(ConsoleServerTest, APausedAppIsShownUnavailableBecausePausedUntilResumed) {
+  start();
+  const auto shop = [this]() -> json {
+    const Response apps = send("GET", "/api/apps", {auth()});
+    EXPECT_EQ(apps.status, 200);
+    for (const json& app : apps.body["apps"]) {
+      if (app["name"] == "shop") return app;
+    }
+    return {};
+  };
+  EXPECT_EQ(shop()["available"], true);
+  // What `relay app pause shop` writes (docs/cli.md "Pausing an app").
+  ASSERT_TRUE(redis_->command({"SADD", "relay:events:paused", "shop"}).ok());
+  EXPECT_EQ(shop()["available"], false);
+  EXPECT_EQ(shop()["reason"], "paused");
+  EXPECT_EQ(shop()["detail"]["reason"], "paused");
+  ASSERT_TRUE(redis_->command({"SREM", "relay:events:paused", "shop"}).ok());
+  EXPECT_EQ(shop()["available"], true);
+  EXPECT_EQ(shop()["reason"], "");
+}
+
 TEST_F(ConsoleServerTest, TheDeadLetterListFiltersCountsAndPages) {
   start();
   for (int i = 1; i <= 5; ++i) {

@@ -59,10 +59,16 @@ class DlqCli : public RedisTest {
     dlq.timestamp = "2026-09-21T10:00:00.000Z";
     return dlq;
   }
-  std::string add(const invocation::DlqEntry& dlq) {
+  // `extra`: fields after the entry's own (the last attempt's exit reason and output tail).
+  std::string add(const invocation::DlqEntry& dlq,
+                  const std::vector<std::pair<std::string, std::string>>& extra = {}) {
     std::vector<std::string> command = {"XADD", "relay:events:dlq", "*"};
     for (const auto& [name, value] : dlq.fields()) {
       if (name == "kind" && value.empty()) continue;  // as written before Relay recorded kinds
+      command.push_back(name);
+      command.push_back(value);
+    }
+    for (const auto& [name, value] : extra) {
       command.push_back(name);
       command.push_back(value);
     }
@@ -184,6 +190,27 @@ TEST_F(DlqCli, InspectShowsANonJsonEventAsRecordedAndEscaped) {
   EXPECT_NE(run.out.find("event (not JSON, as recorded):\n  {not json \\x1B[2J\n"),
             std::string::npos)
       << run.out;
+}
+
+TEST_F(DlqCli, InspectShowsTheExitReasonAndTheOutputTailLineByLineEscaped) {
+  const std::string id =
+      add(entry(R"({"kind":"order"})"),
+          {{"exit_reason", "exit 3"},
+           {"output_tail",
+            "[shop/bin/record.sh] charging\tcard\n[shop/bin/record.sh] \x1b[2Jrefused "
+            "(code 51)\n"}});
+  const BinaryRun run = relay({"dlq", "inspect", id});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("exit_reason:       exit 3\n"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("output_tail (the last attempt's, its last bytes):\n"
+                         "  [shop/bin/record.sh] charging\tcard\n"
+                         "  [shop/bin/record.sh] \\x1B[2Jrefused (code 51)\n"),
+            std::string::npos)
+      << run.out;
+  const json object = json::parse(relay({"dlq", "inspect", id, "--json"}).out);
+  EXPECT_EQ(object["exit_reason"], "exit 3");
+  EXPECT_EQ(object["output_tail"].get<std::string>().substr(0, 30),
+            "[shop/bin/record.sh] charging\t");
 }
 
 TEST_F(DlqCli, UnknownIdsFailWithExit1) {

@@ -20,6 +20,15 @@ std::string read(const fs::path& file) {
   return text.str();
 }
 
+// A v2 layout whose base, `own/relay`, exists under `dir`.
+CgroupLayout v2Layout(const testing::TempDir& dir) {
+  CgroupLayout layout;
+  layout.version = CgroupVersion::kV2;
+  layout.unified = dir.path() / "own/relay";
+  fs::create_directories(layout.unified);
+  return layout;
+}
+
 TEST(CgroupLayout, DetectsV1ControllersUnderOwnCgroup) {
   testing::TempDir dir;
   const auto mounts = dir.write("mounts",
@@ -82,13 +91,36 @@ TEST(CgroupManager, V1InvocationGetsEveryLimit) {
   EXPECT_EQ((*cgroup)->directoryFd(), -1);  // v1 processes join by writing cgroup.procs
 }
 
+TEST(CgroupManager, CgroupsOfAnEarlierProcessWithOurPidAreReapedOursAreNot) {
+  // PID 1 (or 2) of a restarted container has the pid of the Relay that crashed before it.
+  testing::TempDir dir;
+  testing::FakeClock clock;
+  const CgroupLayout layout = v2Layout(dir);
+  auto first = CgroupManager::create(layout, clock);
+  ASSERT_TRUE(first.ok());
+  auto ours = (*first)->createInvocation(Resources{});
+  ASSERT_TRUE(ours.ok()) << ours.error().message;
+  const fs::path ours_dir = fs::path((*ours)->procsFiles()[0]).parent_path();
+  const std::string pid = std::to_string(::getpid());
+  ASSERT_EQ(ours_dir.filename().string().rfind("inv-" + pid + "-", 0), 0u) << ours_dir;
+  // The same pid, another start time: what an earlier incarnation left, by name.
+  const fs::path earlier = layout.unified / ("inv-" + pid + "-1-0");
+  fs::create_directories(earlier);
+  auto second = CgroupManager::create(layout, clock);
+  ASSERT_TRUE(second.ok());
+  EXPECT_EQ((*second)->reapedAtStart(), 1);
+  EXPECT_FALSE(fs::exists(earlier));
+  EXPECT_TRUE(fs::exists(ours_dir)) << "this process's own cgroup is in use";
+  // Both managers of this process name their cgroups apart.
+  auto other = (*second)->createInvocation(Resources{});
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_NE(fs::path((*other)->procsFiles()[0]).parent_path(), ours_dir);
+}
+
 TEST(CgroupManager, APreparedCgroupServesOneInvocationWithTheSameLimitsThenIsGone) {
   testing::TempDir dir;
   testing::FakeClock clock;
-  CgroupLayout layout;
-  layout.version = CgroupVersion::kV2;
-  layout.unified = dir.path() / "own/relay";
-  fs::create_directories(layout.unified);
+  const CgroupLayout layout = v2Layout(dir);
   auto manager = CgroupManager::create(layout, clock, 2);
   ASSERT_TRUE(manager.ok());
   Resources small;
@@ -118,10 +150,7 @@ TEST(CgroupManager, APreparedCgroupServesOneInvocationWithTheSameLimitsThenIsGon
 TEST(CgroupManager, PreparesAtMostOneCgroupPerSlot) {
   testing::TempDir dir;
   testing::FakeClock clock;
-  CgroupLayout layout;
-  layout.version = CgroupVersion::kV2;
-  layout.unified = dir.path() / "own/relay";
-  fs::create_directories(layout.unified);
+  const CgroupLayout layout = v2Layout(dir);
   auto manager = CgroupManager::create(layout, clock, 3);
   ASSERT_TRUE(manager.ok());
   for (int i = 0; i < 5; ++i) (*manager)->prepare({});
@@ -151,10 +180,7 @@ TEST(CgroupManager, SandboxesTogetherWeighAsMuchAsTheirSlotsOfOrdinaryProcesses)
 TEST(CgroupManager, V2DelegatesControllersAndSetsLimits) {
   testing::TempDir dir;
   testing::FakeClock clock;
-  CgroupLayout layout;
-  layout.version = CgroupVersion::kV2;
-  layout.unified = dir.path() / "own/relay";
-  fs::create_directories(layout.unified);
+  const CgroupLayout layout = v2Layout(dir);
   auto manager = CgroupManager::create(layout, clock);
   ASSERT_TRUE(manager.ok()) << manager.error().message;
   EXPECT_EQ(read(dir.path() / "own/cgroup.subtree_control"), "+memory +pids +cpu");
@@ -174,10 +200,7 @@ TEST(CgroupManager, V2DelegatesControllersAndSetsLimits) {
 TEST(CgroupManager, OomKillIsReadFromTheControllersCounter) {
   testing::TempDir dir;
   testing::FakeClock clock;
-  CgroupLayout layout;
-  layout.version = CgroupVersion::kV2;
-  layout.unified = dir.path() / "own/relay";
-  fs::create_directories(layout.unified);
+  const CgroupLayout layout = v2Layout(dir);
   auto manager = CgroupManager::create(layout, clock);
   ASSERT_TRUE(manager.ok());
   auto cgroup = (*manager)->createInvocation({});

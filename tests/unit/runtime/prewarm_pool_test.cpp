@@ -1,5 +1,8 @@
 #include "runtime/prewarm_pool.h"
 
+#include <pthread.h>
+#include <signal.h>
+
 #include <future>
 #include <memory>
 
@@ -187,6 +190,34 @@ TEST(PrewarmPoolWarmer, RefillsAfterATakeWithoutBeingAsked) {
   EXPECT_EQ(pool.take(spec), nullptr);
   ASSERT_EQ(second_start.get_future().wait_for(std::chrono::seconds(30)),
             std::future_status::ready);
+}
+
+TEST(PrewarmPoolWarmer, ItsThreadsTakeNoSignal) {
+  // As under `relay start`: SIGTERM is still deliverable when the runtime (and the pool) is
+  // made, and blocked later on every thread but the one that waits for it.
+  sigset_t term, previous;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ASSERT_EQ(::pthread_sigmask(SIG_UNBLOCK, &term, &previous), 0);
+  SystemClock clock;
+  std::promise<bool> blocked;
+  bool answered = false;
+  PrewarmPool pool(PrewarmSettings{}, clock,
+                   [&](const InvocationSpec&) -> Result<std::unique_ptr<WarmSandbox>> {
+                     sigset_t mask;
+                     ::pthread_sigmask(SIG_BLOCK, nullptr, &mask);
+                     if (!answered) blocked.set_value(sigismember(&mask, SIGTERM) == 1);
+                     answered = true;
+                     return Error::unavailable("not needed");
+                   });
+  pool.startWarmer();
+  InvocationSpec spec;
+  spec.app = "a";
+  EXPECT_EQ(pool.take(spec), nullptr);  // wakes the warmer, which calls the starter
+  auto future = blocked.get_future();
+  ASSERT_EQ(future.wait_for(std::chrono::seconds(30)), std::future_status::ready);
+  EXPECT_TRUE(future.get());
+  ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 
 }  // namespace
