@@ -429,6 +429,29 @@ TYPED_TEST_P(LifecycleStoreContract, JournalKeepsOneRecordPerAttemptTheEndReplac
   EXPECT_FALSE(this->backend_.field(id, "shop/bin/pay.sh").has_value());
 }
 
+TYPED_TEST_P(LifecycleStoreContract, ObsoleteOccurrenceLeavesWithItsStateRetainedUnlessRunning) {
+  const std::string id = this->backend_.deliver();
+  Plan occurrence = this->one();
+  occurrence.invocations[0].trigger = runtime::Trigger::kSchedule;
+  this->start(id, occurrence, "t1");
+  auto running = this->store().acknowledge(id, /*obsolete_occurrence=*/true);
+  ASSERT_TRUE(running.ok());
+  EXPECT_EQ(running->kind, AckVerdict::Kind::kUnresolved);
+  this->complete(id, "shop/h", "t1", failure());  // attempts left, none running
+  auto acked = this->store().acknowledge(id, /*obsolete_occurrence=*/true);
+  ASSERT_TRUE(acked.ok());
+  EXPECT_EQ(acked->kind, AckVerdict::Kind::kAcked);
+  EXPECT_FALSE(this->backend_.pending(id));
+  EXPECT_TRUE(this->backend_.field(id, std::string(kRetainedField)).has_value());
+  EXPECT_TRUE(this->backend_.ttl(id).has_value());
+  // An event's plan is never acknowledged unresolved, obsolete or not.
+  const std::string event = this->backend_.deliver();
+  this->start(event, this->one(), "t2");
+  this->complete(event, "shop/h", "t2", failure());
+  EXPECT_EQ(this->store().acknowledge(event, true)->kind, AckVerdict::Kind::kUnresolved);
+  EXPECT_TRUE(this->backend_.pending(event));
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     LifecycleStoreContract, FirstStartRecordsThePlanAndClaimsAttemptOne,
     RecordedPlanWinsOverALaterClassification, RepeatedStartWithTheSameTokenReturnsTheSameClaim,
@@ -442,6 +465,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     RetainedStateIsInertForEveryVerb, UnrunnableMessageGetsOneDlqEntryAndItsAckInOneStep,
     UnrunnableVerdictDefersToARecordedPlan, UnplannedAckLeavesNoState,
     ClearedMissingPayloadIsRetainedAndThenInert, RenewalKeepsALiveClaimPastItsFirstDeadline,
-    FailingInvocationDoesNotStopTheNextOne, JournalKeepsOneRecordPerAttemptTheEndReplacingTheStart);
+    FailingInvocationDoesNotStopTheNextOne, JournalKeepsOneRecordPerAttemptTheEndReplacingTheStart,
+    ObsoleteOccurrenceLeavesWithItsStateRetainedUnlessRunning);
 
 }  // namespace relay::invocation::contract
