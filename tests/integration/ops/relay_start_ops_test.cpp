@@ -164,6 +164,28 @@ TEST_F(RelayStartOps, HealthFlipsWhileRedisIsStoppedAndStartedAgain) {
   EXPECT_NE(relay->wait(), -1);
 }
 
+// After a failover the old master may come back as a replica: Redis answers every command, but
+// each write is refused with READONLY. That is unhealthy, with the reason, until it is a master.
+TEST_F(RelayStartOps, HealthFailsWithTheReasonWhileTheServerIsAReadOnlyReplica) {
+  auto relay = start();
+  ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return health().exit_code == 0; }, seconds(30)))
+      << relay->log();
+  auto master = RedisServer::create();
+  ASSERT_TRUE(master.ok()) << master.error().message;
+  auto admin = server().connect();
+  ASSERT_TRUE(admin->command({"REPLICAOF", "127.0.0.1", std::to_string((*master)->port())}).ok());
+  ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return health().exit_code == 1; }, seconds(30)))
+      << relay->log();
+  const auto healthz = get("/healthz");
+  EXPECT_EQ(healthz.status, 503);
+  EXPECT_NE(healthz.body.find("READONLY"), std::string::npos) << healthz.body;
+  ASSERT_TRUE(admin->command({"REPLICAOF", "NO", "ONE"}).ok());
+  EXPECT_TRUE(SpawnedProcess::waitUntil([&] { return health().exit_code == 0; }, seconds(30)))
+      << relay->log();
+  relay->signal(SIGTERM);
+  EXPECT_NE(relay->wait(), -1);
+}
+
 TEST_F(RelayStartOps, ReadyzNeedsALoadedApp) {
   TempDir empty;
   auto relay = start({"RELAY_APPS=" + empty.path().string()});

@@ -25,7 +25,7 @@ class TracerTest : public ::testing::Test {
     config.service_name = "relay-test";
     config.sampler = sampler;
     config.schedule_delay = std::chrono::milliseconds(50);
-    auto created = Tracer::create(config, logger_);
+    auto created = Tracer::load(config, logger_, RELAY_OTEL_MODULE);
     EXPECT_TRUE(created.ok());
     return created.ok() ? std::move(created).value() : nullptr;
   }
@@ -123,22 +123,39 @@ TEST_F(TracerTest, TheProducersSamplingDecisionIsFollowed) {
   EXPECT_FALSE(handed_over.sampled());
 }
 
-TEST(TracerWithoutCollector, AnUnreachableCollectorIsNotAnError) {
+/// A debug-level text logger whose output the test reads.
+struct CapturedLog {
   SystemClock clock;
-  std::ostringstream log;
-  observability::Logger logger(log, clock, observability::LogLevel::kDebug,
-                               observability::LogFormat::kText);
+  std::ostringstream text;
+  observability::Logger logger{text, clock, observability::LogLevel::kDebug,
+                               observability::LogFormat::kText};
+};
+
+TEST(TracerWithoutCollector, AnUnreachableCollectorIsNotAnError) {
+  CapturedLog log;
   TracingConfig config;
   config.traces_url = "http://127.0.0.1:1/v1/traces";
   config.schedule_delay = std::chrono::milliseconds(10);
   config.export_timeout = std::chrono::milliseconds(500);
-  auto traces = Tracer::create(config, logger);
+  auto traces = Tracer::load(config, log.logger, RELAY_OTEL_MODULE);
   ASSERT_TRUE(traces.ok());
   { Span message = (*traces)->startMessage("events", "1-0", std::nullopt); }
   (void)(*traces)->flush(std::chrono::seconds(5));
   traces->reset();
   // The SDK's complaint went through Relay's logger, not straight to stderr.
-  EXPECT_NE(log.str().find("opentelemetry"), std::string::npos) << log.str();
+  EXPECT_NE(log.text.str().find("opentelemetry"), std::string::npos) << log.text.str();
+}
+
+TEST(TracerLoad, AMissingModuleIsAClearErrorNamingIt) {
+  CapturedLog log;
+  TracingConfig config;
+  config.traces_url = "http://127.0.0.1:1/v1/traces";
+  auto traces = Tracer::load(config, log.logger, "/nonexistent/relay-otel.so");
+  ASSERT_FALSE(traces.ok());
+  EXPECT_EQ(traces.error().kind, ErrorKind::kUnavailable);
+  EXPECT_NE(traces.error().message.find("/nonexistent/relay-otel.so cannot be loaded"),
+            std::string::npos)
+      << traces.error().message;
 }
 
 }  // namespace

@@ -159,7 +159,7 @@ export async function renderDeadLetters(main, params) {
         h('td', null, attempt.finished_ms ? [badge(attempt.outcome, attempt.outcome === 'succeeded' ? 'ok' : 'bad'), ' ', attempt.reason] : 'running'),
         h('td', null, attempt.finished_ms ? formatDuration(attempt.duration_ms) : '-'))), { class: 'grid', id: 'attempts' })
       : h('p', { class: 'muted' }, `${fields.handler_attempts ?? 0} attempt(s) recorded; no journal kept for this message.`));
-    detail.append(h('h3', null, `Last attempt's output${exitReason ? ` (${exitReason})` : ''}`));
+    detail.append(h('h3', { id: 'output-title' }, `Last attempt's output${exitReason ? ` (${exitReason})` : ''}`));
     detail.append(output !== null
       ? h('pre', { class: 'output', id: 'output-tail' }, output || '(no output)')
       : h('p', { class: 'muted', id: 'output-tail-missing' }, 'This entry records no output tail.'));

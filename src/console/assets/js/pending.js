@@ -3,7 +3,7 @@
 import { get } from './api.js';
 import { badge, clear, formatDuration, formatTime, h, table } from './dom.js';
 
-const STATE_KIND = { running: 'info', failed: 'warn', succeeded: 'ok', exhausted: 'bad', unknown: 'muted' };
+const STATE_KIND = { planned: 'muted', running: 'info', failed: 'warn', succeeded: 'ok', exhausted: 'bad', unknown: 'muted' };
 
 function invocationLine(invocation, now) {
   let detail = '';
@@ -19,16 +19,24 @@ function invocationLine(invocation, now) {
     detail = `after ${invocation.attempt} attempts; DLQ entry ${invocation.dlq_written ? 'written' : 'owed'}`;
   } else if (invocation.state === 'succeeded') {
     detail = `on attempt ${invocation.attempt}`;
+  } else if (invocation.state === 'planned') {
+    detail = 'not started yet (waits for the invocations before it, a slot or its app)';
   } else {
     detail = `marker ${invocation.marker}`;
   }
   const attempts = invocation.attempts.map((attempt) => h('li', null,
     `#${attempt.attempt} on ${attempt.consumer} at ${formatTime(attempt.started_ms)}: `,
     attempt.finished_ms ? `${attempt.outcome}${attempt.reason ? ` (${attempt.reason})` : ''} in ${formatDuration(attempt.duration_ms)}` : 'running'));
+  if (invocation.max_attempts) detail += ` · at most ${invocation.max_attempts} attempt(s)`;
+  // The last failed attempt's exit reason and output tail, kept in the invocation state.
+  const failure = invocation.output_tail !== undefined || invocation.exit_reason
+    ? [h('div', { class: 'muted' }, `last failed attempt: ${invocation.exit_reason || 'no exit reason recorded'}`),
+      invocation.output_tail !== undefined ? h('pre', { class: 'output tail' }, invocation.output_tail || '(no output)') : null]
+    : [];
   return h('div', { class: 'invocation' },
     h('span', { class: 'mono' }, `${invocation.app}/${invocation.handler}`), ' ',
     badge(invocation.state, STATE_KIND[invocation.state]), ' ', h('span', null, detail),
-    attempts.length ? h('ul', { class: 'attempts' }, attempts) : null);
+    attempts.length ? h('ul', { class: 'attempts' }, attempts) : null, ...failure);
 }
 
 export async function renderPending(main) {
