@@ -1,10 +1,13 @@
 #include "console/pending_api.h"
 
+#include <algorithm>
 #include <charconv>
 #include <map>
 
 #include "console/console_guard.h"
+#include "invocation/keys.h"
 #include "invocation/marker.h"
+#include "invocation/plan.h"
 #include "stream/stream_entry.h"
 #include "stream/stream_id.h"
 
@@ -35,16 +38,40 @@ const char* stateName(invocation::Marker::State state) {
 
 Json invocationsJson(const std::vector<std::pair<std::string, std::string>>& state,
                      const std::vector<invocation::AttemptRecord>& journal) {
-  Json out = Json::array();
+  const std::map<std::string, std::string, std::less<>> fields(state.begin(), state.end());
+  const auto value = [&fields](std::string_view name) -> const std::string* {
+    const auto found = fields.find(name);
+    return found == fields.end() ? nullptr : &found->second;
+  };
+  // Dispatch order and attempt budgets from the plan (docs/pipeline.md "The plan"); fields the
+  // plan does not name (a state written by an older Relay) follow in hash order.
+  std::vector<std::string> names;
+  std::map<std::string, int, std::less<>> max_attempts;
+  if (const std::string* text = value(invocation::kPlanField)) {
+    if (const auto plan = invocation::decodePlan(*text)) {
+      for (const invocation::PlannedInvocation& planned : plan->invocations) {
+        names.push_back(planned.field());
+        max_attempts[planned.field()] = planned.max_attempts;
+      }
+    }
+  }
   for (const auto& [name, text] : state) {
-    if (name.rfind("relay:", 0) == 0) continue;  // reserved: retention, plans, tails...
+    if (name.rfind("relay:", 0) == 0) continue;  // reserved: retention, plan, reasons, tails
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  Json out = Json::array();
+  for (const std::string& name : names) {
     const std::size_t slash = name.find('/');
     Json invocation = {{"app", name.substr(0, slash)},
                        {"handler", slash == std::string::npos ? "" : name.substr(slash + 1)}};
-    const std::optional<invocation::Marker> marker = invocation::Marker::parse(text);
-    if (!marker) {
+    const std::string* text = value(name);
+    const std::optional<invocation::Marker> marker =
+        text ? invocation::Marker::parse(*text) : std::nullopt;
+    if (!text) {
+      invocation["state"] = "planned";  // owed, not started yet
+    } else if (!marker) {
       invocation["state"] = "unknown";
-      invocation["marker"] = text;
+      invocation["marker"] = *text;
     } else {
       invocation["state"] = stateName(marker->state);
       invocation["attempt"] = marker->attempt;
@@ -57,6 +84,16 @@ Json invocationsJson(const std::vector<std::pair<std::string, std::string>>& sta
       if (marker->state == invocation::Marker::State::kExhausted) {
         invocation["dlq_written"] = marker->dlq_written;
       }
+    }
+    if (const auto budget = max_attempts.find(name); budget != max_attempts.end()) {
+      invocation["max_attempts"] = budget->second;
+    }
+    // The last failed attempt's exit reason and output tail, kept beside the marker.
+    if (const std::string* reason = value(std::string(invocation::kReasonPrefix) + name)) {
+      invocation["exit_reason"] = *reason;
+    }
+    if (const std::string* tail = value(std::string(invocation::kTailPrefix) + name)) {
+      invocation["output_tail"] = *tail;
     }
     Json attempts = Json::array();
     for (const invocation::AttemptRecord& record : journal) {

@@ -10,11 +10,14 @@
 
 namespace relay::console {
 
-/// The invocations of one pending message: each `<app>/<handler>` field of its state hash
-/// decoded through invocation::Marker (running: attempt and claim deadline; failed: attempt and
-/// next attempt at; succeeded; exhausted, with or without its DLQ entry written), joined with
-/// the attempt journal (who runs it since when, every attempt's outcome). Reserved `relay:`
-/// fields are not invocations; an undecodable marker shows as `unknown` with its text.
+/// The invocations of one pending message, in the order of its plan (`relay:plan`, with each
+/// one's attempt budget; a planned invocation that has not started shows as `planned`): each
+/// `<app>/<handler>` field of its state hash decoded through invocation::Marker (running:
+/// attempt and claim deadline; failed: attempt and next attempt at; succeeded; exhausted, with
+/// or without its DLQ entry written), with the last failed attempt's exit reason and output tail
+/// when the state keeps them, joined with the attempt journal (who runs it since when, every
+/// attempt's outcome). Other reserved `relay:` fields are not invocations; an undecodable
+/// marker shows as `unknown` with its text.
 Json invocationsJson(const std::vector<std::pair<std::string, std::string>>& state,
                      const std::vector<invocation::AttemptRecord>& journal);
 

@@ -117,6 +117,10 @@ describe('relay console', { timeout: 240000 }, () => {
     assert.match(pel, /reports\/bin\/build\.sh/);
     assert.match(pel, /shop\/bin\/refund\.sh/);
     assert.match(pel, /failed \(exit 4\)/);
+    // The failed invocation's budget and its last failure, kept in the invocation state.
+    assert.match(pel, /at most 4 attempt\(s\)/);
+    assert.match(pel, /last failed attempt: exit 4/);
+    assert.match(pel, /refund service unavailable/);
     await screenshot(page, 'pending');
     await page.browserContext().close();
   });
@@ -138,6 +142,9 @@ describe('relay console', { timeout: 240000 }, () => {
     assert.match(attempts, /failed/);
     assert.match(attempts, /exit 3/);
     assert.match(attempts, /worker-a/);
+    // The last attempt's output tail and exit reason, as the entry recorded them.
+    assert.match(await text(page, '#output-tail'), /payment gateway refused the card \(code 51\)/);
+    assert.match(await text(page, '#output-title'), /\(exit 3\)/);
     await screenshot(page, 'dead-letters');
     writeFileSync(path.join(stack.apps, 'shop', 'fixed'), '');
     await page.click('#replay-one');
@@ -146,18 +153,6 @@ describe('relay console', { timeout: 240000 }, () => {
     assert.match(await text(page, '#replay-output'), /charged/);
     const response = await fetch(`${stack.url}/api/dlq/entry?id=${id}`, { headers: { Authorization: `Bearer ${TOKEN}` } });
     assert.equal(response.status, 404);
-    await page.browserContext().close();
-  });
-
-  // TODO(issue 13): the lifecycle work records the last attempt's output tail in DLQ entries;
-  // until it lands this test runs as a todo (reported, not failing the run).
-  it('shows the last attempt\'s output tail of a dead letter', {
-    todo: 'DLQ entries record no output tail until the lifecycle work (issue 13) lands',
-  }, async () => {
-    const [id] = await dlqIds('&q=ORDER-5');
-    const page = await stack.loggedInPage(`#/dlq?q=ORDER-5&id=${id}`);
-    await page.waitForSelector('#output-tail', { timeout: 5000 });
-    assert.match(await text(page, '#output-tail'), /payment gateway refused the card \(code 51\)/);
     await page.browserContext().close();
   });
 

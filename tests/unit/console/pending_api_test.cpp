@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "invocation/keys.h"
+#include "invocation/plan.h"
+
 namespace relay::console {
 namespace {
 
@@ -36,6 +39,29 @@ TEST(InvocationsJson, FailedSucceededAndExhaustedMarkersAreDecoded) {
   EXPECT_EQ(json[2]["dlq_written"], true);
   EXPECT_EQ(json[3]["state"], "unknown");
   EXPECT_EQ(json[3]["marker"], "garbage");
+}
+
+TEST(InvocationsJson, ThePlanOrdersThemAndShowsBudgetsUnstartedOnesAndTheLastFailure) {
+  invocation::Plan plan;
+  plan.invocations.push_back({"shop", "bin/pay.sh", 3});
+  plan.invocations.push_back({"audit", "bin/log.sh", 1});
+  const Json json =
+      invocationsJson({{"shop/bin/pay.sh", "failed:1:61000:tok"},
+                       {std::string(invocation::kPlanField), invocation::encodePlan(plan)},
+                       {std::string(invocation::kReasonPrefix) + "shop/bin/pay.sh", "exit 3"},
+                       {std::string(invocation::kTailPrefix) + "shop/bin/pay.sh",
+                        "[shop/bin/pay.sh] card declined"}},
+                      {});
+  ASSERT_EQ(json.size(), 2u);
+  EXPECT_EQ(json[0]["handler"], "bin/pay.sh");
+  EXPECT_EQ(json[0]["state"], "failed");
+  EXPECT_EQ(json[0]["max_attempts"], 3);
+  EXPECT_EQ(json[0]["exit_reason"], "exit 3");
+  EXPECT_EQ(json[0]["output_tail"], "[shop/bin/pay.sh] card declined");
+  EXPECT_EQ(json[1]["app"], "audit");
+  EXPECT_EQ(json[1]["state"], "planned");
+  EXPECT_EQ(json[1]["max_attempts"], 1);
+  EXPECT_FALSE(json[1].contains("output_tail"));
 }
 
 }  // namespace
