@@ -1,11 +1,11 @@
 #pragma once
 
 #include <chrono>
-#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "common/environment.h"
 #include "common/result.h"
 
 namespace relay::tracing {
@@ -33,9 +33,6 @@ struct TracingConfig {
   /// OTEL_EXPORTER_OTLP_TRACES_TIMEOUT / OTEL_EXPORTER_OTLP_TIMEOUT: one export request.
   std::chrono::milliseconds export_timeout{10'000};
 };
-
-/// Reads one environment variable; nullopt when unset.
-using Environment = std::function<std::optional<std::string>(std::string_view name)>;
 
 /// The tracing configuration, or nullopt when neither OTEL_EXPORTER_OTLP_TRACES_ENDPOINT nor
 /// OTEL_EXPORTER_OTLP_ENDPOINT is set (or OTEL_SDK_DISABLED=true): tracing is then off, at no

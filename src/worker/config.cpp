@@ -122,6 +122,10 @@ Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOver
                "expected sandbox, docker or process");
   }
 
+  auto tracing = tracing::loadTracingConfig(environment);
+  if (!tracing.ok()) return tracing.error();
+  config.tracing = std::move(tracing).value();
+
   if (auto value = environment("MAX_CONCURRENCY")) {
     int parsed = 0;
     const auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), parsed);

@@ -8,9 +8,11 @@
 #include <string>
 #include <string_view>
 
+#include "common/environment.h"
 #include "common/result.h"
 #include "observability/logger.h"
 #include "redis/endpoint.h"
+#include "tracing/tracing_config.h"
 
 namespace relay::worker {
 
@@ -31,10 +33,11 @@ struct WorkerConfig {
   observability::LogLevel log_level = observability::LogLevel::kInfo;
   observability::LogFormat log_format = observability::LogFormat::kText;
   std::string docker_host = "unix:///var/run/docker.sock";
+  /// OpenTelemetry export (the OTEL_* variables, docs/tracing.md); nullopt: tracing off.
+  std::optional<tracing::TracingConfig> tracing;
 };
 
-/// Reads one environment variable; nullopt when unset.
-using Environment = std::function<std::optional<std::string>(std::string_view name)>;
+using relay::Environment;
 
 /// The process environment.
 Environment processEnvironment();

@@ -10,6 +10,7 @@
 #include "invocation/paused_apps.h"
 #include "redis/topology.h"
 #include "stream/invocation_spec.h"
+#include "tracing/tracing_observer.h"
 #include "worker/endpoints.h"
 #include "worker/runtime_factory.h"
 
@@ -72,7 +73,18 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   store.retention = config.invocation_retention;
   w.limiter_ = std::make_unique<invocation::ConcurrencyLimiter>(config.max_concurrency);
   w.catalog_ = std::make_unique<stream::RegistryCatalog>(*w.registry_, config.max_event_bytes);
-  w.observer_ = std::make_unique<invocation::LifecycleObserver>();
+  if (config.tracing) {
+    // docs/tracing.md: spans continue the producer's trace, handlers get TRACEPARENT.
+    auto tracer =
+        tracing::Tracer::load(*config.tracing, w.logger_, tracing::Tracer::defaultModule());
+    if (!tracer.ok()) return tracer.error();
+    w.tracer_ = std::move(tracer).value();
+    w.observer_ = std::make_unique<tracing::TracingObserver>(*w.tracer_, config.stream, w.logger_);
+    w.logger_.info("tracing on", {{"traces_url", config.tracing->traces_url},
+                                  {"service", config.tracing->service_name}});
+  } else {
+    w.observer_ = std::make_unique<invocation::LifecycleObserver>();
+  }
   w.renewer_store_ = std::make_unique<invocation::RedisLifecycleStore>(store, config.redis, clock);
   invocation::LifecycleSettings lifecycle = w.internals_.lifecycle;
   lifecycle.keys = keys;

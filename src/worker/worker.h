@@ -20,6 +20,7 @@
 #include "stream/registry_catalog.h"
 #include "stream/schedule_publisher.h"
 #include "stream/trimmer.h"
+#include "tracing/tracer.h"
 #include "worker/config.h"
 #include "worker/housekeeper.h"
 #include "worker/pause_watcher.h"
@@ -83,6 +84,9 @@ class Worker {
   std::unique_ptr<app::Registry> registry_;
   std::unique_ptr<invocation::ConcurrencyLimiter> limiter_;
   std::unique_ptr<stream::RegistryCatalog> catalog_;
+  /// The span exporter when OTEL_* turn tracing on (docs/tracing.md); null otherwise. Before the
+  /// observer that uses it, so that it is destroyed (and flushes) after the message threads.
+  std::unique_ptr<tracing::Tracer> tracer_;
   /// The lifecycle's hooks (tracing, docs/pipeline.md "Observer"); the default does nothing.
   std::unique_ptr<invocation::LifecycleObserver> observer_;
   std::unique_ptr<invocation::RedisLifecycleStore> renewer_store_;
