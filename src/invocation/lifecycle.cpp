@@ -19,22 +19,6 @@ std::int64_t unixMs(WallTime time) {
   return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
 }
 
-std::string_view unrunnableLabel(Classification::Kind kind) {
-  return kind == Classification::Kind::kOversized ? "oversized" : "malformed";
-}
-
-// The entry's `kind`, also relay_dlq_entries_total{reason}.
-std::string_view dlqKind(Classification::Kind kind) {
-  switch (kind) {
-    case Classification::Kind::kOversized:
-      return kDlqKindOversized;
-    case Classification::Kind::kBadSchedule:
-      return kDlqKindSchedule;
-    default:
-      return kDlqKindMalformed;
-  }
-}
-
 }  // namespace
 
 Lifecycle::Lifecycle(LifecycleSettings settings, Catalog& catalog, runtime::Runtime& runtime,
@@ -65,10 +49,9 @@ Delivery Lifecycle::process(LifecycleStore& store, const Message& message,
     case Classification::Kind::kMalformed:
     case Classification::Kind::kOversized:
     case Classification::Kind::kBadSchedule:
-      return deadLetterMessage(store, message, what, stopping);
     case Classification::Kind::kUnmatched:
     case Classification::Kind::kObsolete:
-      return acknowledgeUnowed(store, message, what, stopping);
+      return settleUnowed(store, message, what, stopping);
     case Classification::Kind::kPlan:
       break;
   }
@@ -76,76 +59,6 @@ Delivery Lifecycle::process(LifecycleStore& store, const Message& message,
                         what.plan.invocations.front().trigger == runtime::Trigger::kSchedule;
   metrics_.countEvent(schedule ? "schedule" : "matched");
   return runPlan(store, message, what.plan, stopping);
-}
-
-Delivery Lifecycle::acknowledgeUnowed(LifecycleStore& store, const Message& message,
-                                      const Classification& what,
-                                      const std::atomic<bool>& stopping) {
-  auto acked = store.acknowledge(message.id, what.kind == Classification::Kind::kObsolete);
-  if (!acked.ok()) {
-    metrics_.countRedisError("xack");
-    logger_.warn("acknowledge failed: message left pending",
-                 {{"message_id", message.id}, {"error", acked.error().message}});
-    return Delivery::kPending;
-  }
-  switch (acked->kind) {
-    case AckVerdict::Kind::kUnresolved:
-      // Classified before (by this or another worker, maybe with other rules): that plan is
-      // what the message owes.
-      logger_.info("message owes its recorded plan: not classified again",
-                   {{"message_id", message.id}});
-      return runPlan(store, message, std::move(acked->plan), stopping);
-    case AckVerdict::Kind::kRetained:
-      return Delivery::kStale;
-    case AckVerdict::Kind::kAcked:
-      break;
-  }
-  const bool unmatched = what.kind == Classification::Kind::kUnmatched;
-  metrics_.countEvent(unmatched ? "unmatched" : "obsolete_schedule");
-  if (unmatched) {
-    logger_.debug("unmatched event acknowledged", {{"message_id", message.id}});
-  } else {
-    logger_.info("obsolete schedule occurrence acknowledged",
-                 {{"message_id", message.id}, {"app", what.app}, {"reason", what.reason}});
-  }
-  return Delivery::kAcked;
-}
-
-Delivery Lifecycle::deadLetterMessage(LifecycleStore& store, const Message& message,
-                                      const Classification& what,
-                                      const std::atomic<bool>& stopping) {
-  DlqEntry entry = dlqEntry(message, dlqKind(what.kind), what.app, what.handler, what.reason, 0);
-  entry.event = what.dlq_event;
-  auto written = store.writeDlq(message.id, kMalformedField, entry);
-  if (!written.ok() || written->kind == DlqVerdict::Kind::kStale) {
-    metrics_.countRedisError("dlq_write");
-    logger_.error("dead-letter write failed: message left pending",
-                  {{"message_id", message.id},
-                   {"error", written.ok() ? "state changed" : written.error().message}});
-    return Delivery::kPending;
-  }
-  for (int i = 0; i < written->stats_failures; ++i) metrics_.countRedisError("stats");
-  switch (written->kind) {
-    case DlqVerdict::Kind::kPlanned:
-      return runPlan(store, message, std::move(written->plan), stopping);
-    case DlqVerdict::Kind::kRetained:
-      return Delivery::kStale;
-    case DlqVerdict::Kind::kWritten:
-      metrics_.countEvent(unrunnableLabel(what.kind));
-      metrics_.countDlqEntry(dlqKind(what.kind));
-      break;
-    default:
-      break;
-  }
-  logger_.warn(what.kind == Classification::Kind::kBadSchedule
-                   ? "malformed schedule occurrence dead-lettered"
-               : what.kind == Classification::Kind::kOversized ? "oversized message dead-lettered"
-                                                               : "malformed message dead-lettered",
-               {{"message_id", message.id},
-                {"app", what.app},
-                {"handler", what.handler},
-                {"reason", what.reason}});
-  return written->acked ? Delivery::kAcked : Delivery::kPending;
 }
 
 Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan plan,

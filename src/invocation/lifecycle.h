@@ -2,7 +2,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/random.h"
@@ -61,6 +63,14 @@ class Lifecycle {
   Delivery process(LifecycleStore& store, const Message& message,
                    const std::atomic<bool>& stopping);
 
+  /// The messages of one read (docs/pipeline.md "Acknowledgements in batches"): classifies each
+  /// and settles those that owe nothing by their classification (unmatched and obsolete ones
+  /// acknowledged, unrunnable ones dead-lettered and acknowledged) in one LifecycleStore::settle()
+  /// call, one round trip. Returns the others, for process(): those that owe invocations or
+  /// cannot be classified now, and those the store says owe a recorded plan (never
+  /// acknowledged here: "ACK only when terminal" holds in the scripts). Blocks on the store.
+  std::vector<Message> settleRead(LifecycleStore& store, std::vector<Message> messages);
+
   const LifecycleSettings& settings() const { return settings_; }
 
  private:
@@ -72,10 +82,14 @@ class Lifecycle {
                   const std::atomic<bool>& stopping);
   Delivery writeOwed(LifecycleStore& store, const Message& message, const Plan& plan,
                      const StartVerdict& verdict);
-  Delivery deadLetterMessage(LifecycleStore& store, const Message& message,
-                             const Classification& what, const std::atomic<bool>& stopping);
-  Delivery acknowledgeUnowed(LifecycleStore& store, const Message& message,
-                             const Classification& what, const std::atomic<bool>& stopping);
+  /// An unmatched, obsolete or unrunnable message, alone (lifecycle_settle.cpp).
+  Delivery settleUnowed(LifecycleStore& store, const Message& message, const Classification& what,
+                        const std::atomic<bool>& stopping);
+  /// What settles it: acknowledge, or write its DLQ entry.
+  SettleRequest settleRequest(const Message& message, const Classification& what) const;
+  /// Counts and logs how it was settled; `owed` gets the recorded plan the store reported.
+  Delivery afterSettle(const Message& message, const Classification& what,
+                       Result<SettleVerdict> verdict, std::optional<Plan>& owed);
   void release(LifecycleStore& store, const Message& message, const std::string& field,
                const std::string& token);
   /// Writes `record` to the message's attempt journal (best effort).

@@ -10,6 +10,7 @@
 #include "common/result.h"
 #include "invocation/attempt_journal.h"
 #include "invocation/dlq_entry.h"
+#include "invocation/keys.h"
 #include "invocation/plan.h"
 
 namespace relay::invocation {
@@ -91,6 +92,21 @@ struct AckVerdict {
   Plan plan;
 };
 
+/// One message of a read that owes no invocation by its local classification (docs/pipeline.md
+/// "Acknowledgements in batches"): acknowledge it (an unmatched event, an obsolete occurrence),
+/// or, with `dlq`, write its DLQ entry as writeDlq(id, kMalformedField, *dlq) does.
+struct SettleRequest {
+  std::string id;
+  bool obsolete_occurrence = false;
+  std::optional<DlqEntry> dlq;
+};
+
+/// How one SettleRequest landed: acknowledge()'s verdict, or writeDlq()'s with `dlq`.
+struct SettleVerdict {
+  AckVerdict ack;
+  std::optional<DlqVerdict> dlq;
+};
+
 enum class ReleaseVerdict { kReleased, kNotHeld, kRetained };
 enum class RenewVerdict { kRenewed, kLost, kRetained };
 
@@ -141,6 +157,30 @@ class LifecycleStore {
   /// of the same attempt; not a transition: written whatever the state, expiring with the
   /// retention after its last write.
   virtual Status journal(std::string_view id, const AttemptRecord& record) = 0;
+  /// acknowledge() or writeDlq() of each request, in order, each as atomic and idempotent as
+  /// alone; a store that can sends them all in one round trip (RedisLifecycleStore: one
+  /// pipeline). The default calls them one after another.
+  virtual std::vector<Result<SettleVerdict>> settle(const std::vector<SettleRequest>& requests) {
+    std::vector<Result<SettleVerdict>> verdicts;
+    for (const SettleRequest& request : requests) {
+      if (request.dlq) {
+        auto written = writeDlq(request.id, kMalformedField, *request.dlq);
+        if (written.ok()) {
+          verdicts.emplace_back(SettleVerdict{{}, std::move(written).value()});
+        } else {
+          verdicts.emplace_back(written.error());
+        }
+      } else {
+        auto acked = acknowledge(request.id, request.obsolete_occurrence);
+        if (acked.ok()) {
+          verdicts.emplace_back(SettleVerdict{std::move(acked).value(), std::nullopt});
+        } else {
+          verdicts.emplace_back(acked.error());
+        }
+      }
+    }
+    return verdicts;
+  }
 };
 
 }  // namespace relay::invocation

@@ -153,6 +153,23 @@ Result<DlqVerdict> decodeDlq(const redis::ReplyView& reply) {
   return protocol("write_dlq returned \"" + std::string(*name) + "\"");
 }
 
+Result<AckVerdict> decodeAck(const redis::ReplyView& reply) {
+  auto name = textAt(reply, 0);
+  if (!name.ok()) return name.error();
+  AckVerdict verdict;
+  if (*name == "acked") return verdict;
+  if (*name == "retained") {
+    verdict.kind = AckVerdict::Kind::kRetained;
+    return verdict;
+  }
+  if (*name != "unresolved") return protocol("acknowledge returned \"" + std::string(*name) + "\"");
+  verdict.kind = AckVerdict::Kind::kUnresolved;
+  auto plan = planAt(reply, 1);
+  if (!plan.ok()) return plan.error();
+  verdict.plan = std::move(plan).value();
+  return verdict;
+}
+
 template <typename Kind, std::size_t N>
 Result<Kind> decodeName(const redis::ReplyView& reply,
                         const std::pair<std::string_view, Kind> (&names)[N]) {
@@ -261,39 +278,15 @@ Result<RenewVerdict> RedisLifecycleStore::renew(std::string_view id, std::string
 
 Result<DlqVerdict> RedisLifecycleStore::writeDlq(std::string_view id, std::string_view field,
                                                  const DlqEntry& entry) {
-  const StreamKeys& keys = settings_.keys;
-  std::vector<std::string> args = {std::string(field), millis(settings_.retention), keys.group,
-                                   std::string(id)};
-  for (auto& [name, value] : entry.fields()) {
-    args.push_back(std::move(name));
-    args.push_back(std::move(value));
-  }
-  auto reply = eval(scripts_.write_dlq,
-                    {keys.state(id), keys.dlq(), keys.stream, keys.due(), keys.stats()}, args);
+  auto reply = eval(scripts_.write_dlq, dlqKeys(id), dlqArgs(id, field, entry));
   if (!reply.ok()) return reply.error().toRelay();
   return decodeDlq(*reply);
 }
 
 Result<AckVerdict> RedisLifecycleStore::acknowledge(std::string_view id, bool obsolete_occurrence) {
-  const StreamKeys& keys = settings_.keys;
-  auto reply = eval(
-      scripts_.acknowledge, {keys.stream, keys.state(id), keys.due()},
-      {keys.group, std::string(id), millis(settings_.retention), obsolete_occurrence ? "1" : "0"});
+  auto reply = eval(scripts_.acknowledge, ackKeys(id), ackArgs(id, obsolete_occurrence));
   if (!reply.ok()) return reply.error().toRelay();
-  auto name = textAt(*reply, 0);
-  if (!name.ok()) return name.error();
-  AckVerdict verdict;
-  if (*name == "acked") return verdict;
-  if (*name == "retained") {
-    verdict.kind = AckVerdict::Kind::kRetained;
-    return verdict;
-  }
-  if (*name != "unresolved") return protocol("acknowledge returned \"" + std::string(*name) + "\"");
-  verdict.kind = AckVerdict::Kind::kUnresolved;
-  auto plan = planAt(*reply, 1);
-  if (!plan.ok()) return plan.error();
-  verdict.plan = std::move(plan).value();
-  return verdict;
+  return decodeAck(*reply);
 }
 
 Status RedisLifecycleStore::clearMissing(std::string_view id) {
@@ -309,6 +302,99 @@ Status RedisLifecycleStore::journal(std::string_view id, const AttemptRecord& re
                     {attemptField(record), encodeAttempt(record), millis(settings_.retention)});
   if (!reply.ok()) return reply.error().toRelay();
   return {};
+}
+
+std::vector<std::string> RedisLifecycleStore::ackKeys(std::string_view id) const {
+  const StreamKeys& keys = settings_.keys;
+  return {keys.stream, keys.state(id), keys.due()};
+}
+
+std::vector<std::string> RedisLifecycleStore::ackArgs(std::string_view id,
+                                                      bool obsolete_occurrence) const {
+  return {settings_.keys.group, std::string(id), millis(settings_.retention),
+          obsolete_occurrence ? "1" : "0"};
+}
+
+std::vector<std::string> RedisLifecycleStore::dlqKeys(std::string_view id) const {
+  const StreamKeys& keys = settings_.keys;
+  return {keys.state(id), keys.dlq(), keys.stream, keys.due(), keys.stats()};
+}
+
+std::vector<std::string> RedisLifecycleStore::dlqArgs(std::string_view id, std::string_view field,
+                                                      const DlqEntry& entry) const {
+  std::vector<std::string> args = {std::string(field), millis(settings_.retention),
+                                   settings_.keys.group, std::string(id)};
+  for (auto& [name, value] : entry.fields()) {
+    args.push_back(std::move(name));
+    args.push_back(std::move(value));
+  }
+  return args;
+}
+
+std::vector<Result<SettleVerdict>> RedisLifecycleStore::settle(
+    const std::vector<SettleRequest>& requests) {
+  if (requests.empty()) return {};
+  // One EVALSHA per request, all in one pipeline (one round trip). What the pipeline cannot
+  // answer (the connection broke, the server lost its script cache) is run again alone, through
+  // eval(), which reconnects, retries and falls back to EVAL: every verb is idempotent.
+  std::vector<std::vector<std::string>> commands;
+  for (const SettleRequest& request : requests) {
+    const bool dlq = request.dlq.has_value();
+    const redis::Script& script = dlq ? scripts_.write_dlq : scripts_.acknowledge;
+    const std::vector<std::string> keys = dlq ? dlqKeys(request.id) : ackKeys(request.id);
+    std::vector<std::string> command = {"EVALSHA", script.sha1(), std::to_string(keys.size())};
+    command.insert(command.end(), keys.begin(), keys.end());
+    for (std::string& arg : dlq ? dlqArgs(request.id, kMalformedField, *request.dlq)
+                                : ackArgs(request.id, request.obsolete_occurrence)) {
+      command.push_back(std::move(arg));
+    }
+    commands.push_back(std::move(command));
+  }
+  std::optional<std::vector<redis::Result<redis::Reply>>> replies;
+  if (!connection_ || !connection_->ok()) {
+    auto created = redis::Connection::create(endpoint_, settings_.connection);
+    if (created.ok()) connection_ = std::move(created).value();
+  }
+  if (connection_ && connection_->ok()) {
+    auto sent = connection_->pipeline(commands);
+    if (sent.ok()) replies = std::move(sent).value();
+  }
+  std::vector<Result<SettleVerdict>> verdicts;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const SettleRequest& request = requests[i];
+    const bool dlq = request.dlq.has_value();
+    Reply reply = replies && i < replies->size()
+                      ? std::move((*replies)[i])
+                      : Reply(redis::Error{redis::ErrorKind::kClosed, "not sent"});
+    if (!reply.ok() &&
+        (reply.error().kind != redis::ErrorKind::kReply ||
+         redis::isReplyError(reply.error(), "NOSCRIPT") || transient(reply.error()))) {
+      reply = dlq ? eval(scripts_.write_dlq, dlqKeys(request.id),
+                         dlqArgs(request.id, kMalformedField, *request.dlq))
+                  : eval(scripts_.acknowledge, ackKeys(request.id),
+                         ackArgs(request.id, request.obsolete_occurrence));
+    }
+    if (!reply.ok()) {
+      verdicts.emplace_back(reply.error().toRelay());
+      continue;
+    }
+    if (dlq) {
+      auto written = decodeDlq(*reply);
+      if (written.ok()) {
+        verdicts.emplace_back(SettleVerdict{{}, std::move(written).value()});
+      } else {
+        verdicts.emplace_back(written.error());
+      }
+    } else {
+      auto acked = decodeAck(*reply);
+      if (acked.ok()) {
+        verdicts.emplace_back(SettleVerdict{std::move(acked).value(), std::nullopt});
+      } else {
+        verdicts.emplace_back(acked.error());
+      }
+    }
+  }
+  return verdicts;
 }
 
 }  // namespace relay::invocation

@@ -51,6 +51,8 @@ class RedisLifecycleStore final : public LifecycleStore {
   Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence = false) override;
   Status clearMissing(std::string_view id) override;
   Status journal(std::string_view id, const AttemptRecord& record) override;
+  /// Every request's script in one pipeline (one round trip).
+  std::vector<Result<SettleVerdict>> settle(const std::vector<SettleRequest>& requests) override;
 
   const RedisStoreSettings& settings() const { return settings_; }
 
@@ -59,6 +61,12 @@ class RedisLifecycleStore final : public LifecycleStore {
   redis::Result<redis::Reply> eval(const redis::Script& script,
                                    const std::vector<std::string>& keys,
                                    const std::vector<std::string>& args);
+
+  std::vector<std::string> ackKeys(std::string_view id) const;
+  std::vector<std::string> ackArgs(std::string_view id, bool obsolete_occurrence) const;
+  std::vector<std::string> dlqKeys(std::string_view id) const;
+  std::vector<std::string> dlqArgs(std::string_view id, std::string_view field,
+                                   const DlqEntry& entry) const;
 
   RedisStoreSettings settings_;
   redis::Endpoint endpoint_;

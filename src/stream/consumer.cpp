@@ -77,8 +77,11 @@ invocation::LifecycleStore& Consumer::syncStore() {
 redis::Result<int> Consumer::readOnce(redis::Connection& redis) {
   auto entries = read(redis, settings_.read_count);
   if (!entries.ok()) return entries.error();
-  for (const StreamEntry& entry : *entries) process(syncStore(), entry);
-  return static_cast<int>(entries->size());
+  const int count = static_cast<int>(entries->size());
+  for (const StreamEntry& entry : lifecycle_.settleRead(syncStore(), std::move(entries).value())) {
+    process(syncStore(), entry);
+  }
+  return count;
 }
 
 redis::Result<int> Consumer::sweep(redis::Connection& redis, invocation::LifecycleStore& store,
@@ -197,6 +200,7 @@ int Consumer::waitForRoom() {
 
 void Consumer::readerLoop() {
   std::unique_ptr<redis::Connection> redis;
+  std::unique_ptr<invocation::LifecycleStore> store = stores_();
   milliseconds backoff = settings_.reconnect_min;
   bool group_ready = false;
   while (!stopping_) {
@@ -221,7 +225,9 @@ void Consumer::readerLoop() {
       if (redis->ok()) sleepUnlessStopping(backoff);
       continue;
     }
-    enqueue(std::move(entries).value());
+    // What owes nothing is settled here, the whole read in one round trip; the rest goes to
+    // the pool (docs/pipeline.md "Acknowledgements in batches").
+    enqueue(lifecycle_.settleRead(*store, std::move(entries).value()));
   }
 }
 

@@ -452,6 +452,47 @@ TYPED_TEST_P(LifecycleStoreContract, ObsoleteOccurrenceLeavesWithItsStateRetaine
   EXPECT_TRUE(this->backend_.pending(event));
 }
 
+// docs/pipeline.md "Acknowledgements in batches": a read's unowed messages settled together,
+// each exactly as its own verb would, and never one whose recorded plan is unresolved.
+TYPED_TEST_P(LifecycleStoreContract, SettleOfAReadActsAsEachVerbAloneAndNeverAcksAnOwedPlan) {
+  const std::string unmatched = this->backend_.deliver();
+  const std::string malformed = this->backend_.deliver();
+  const std::string planned = this->backend_.deliver();  // classified earlier: owes a plan
+  const std::string acked_before = this->backend_.deliver();
+  this->start(planned, this->one(), "t1");
+  ASSERT_TRUE(this->store().acknowledge(acked_before).ok());
+  DlqEntry entry = dlqFor(malformed, "-", "-", 0);
+  entry.reason = "malformed: not a JSON object";
+  const std::vector<SettleRequest> requests = {{unmatched, false, std::nullopt},
+                                               {malformed, false, entry},
+                                               {planned, false, std::nullopt},
+                                               {acked_before, false, std::nullopt}};
+  const auto verdicts = this->store().settle(requests);
+  ASSERT_EQ(verdicts.size(), 4u);
+  for (const auto& verdict : verdicts) ASSERT_TRUE(verdict.ok()) << verdict.error().message;
+  EXPECT_EQ(verdicts[0]->ack.kind, AckVerdict::Kind::kAcked);
+  EXPECT_FALSE(this->backend_.pending(unmatched));
+  ASSERT_TRUE(verdicts[1]->dlq);
+  EXPECT_EQ(verdicts[1]->dlq->kind, DlqVerdict::Kind::kWritten);
+  EXPECT_TRUE(verdicts[1]->dlq->acked);
+  EXPECT_FALSE(this->backend_.pending(malformed));
+  EXPECT_EQ(this->backend_.dlq().size(), 1u);
+  EXPECT_EQ(verdicts[2]->ack.kind, AckVerdict::Kind::kUnresolved);
+  EXPECT_EQ(verdicts[2]->ack.plan, this->one());
+  EXPECT_TRUE(this->backend_.pending(planned));
+  EXPECT_FALSE(verdicts[3]->dlq);
+  EXPECT_EQ(verdicts[3]->ack.kind, AckVerdict::Kind::kAcked);  // XACK is idempotent
+  // Repeated (a lost reply): the same verdicts, nothing written twice.
+  const auto again = this->store().settle(requests);
+  ASSERT_EQ(again.size(), 4u);
+  ASSERT_TRUE(again[1].ok() && again[1]->dlq);
+  EXPECT_EQ(again[1]->dlq->kind, DlqVerdict::Kind::kRetained);
+  EXPECT_EQ(this->backend_.dlq().size(), 1u);
+  EXPECT_EQ(again[2]->ack.kind, AckVerdict::Kind::kUnresolved);
+  EXPECT_TRUE(this->backend_.pending(planned));
+  EXPECT_TRUE(this->store().settle({}).empty());
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     LifecycleStoreContract, FirstStartRecordsThePlanAndClaimsAttemptOne,
     RecordedPlanWinsOverALaterClassification, RepeatedStartWithTheSameTokenReturnsTheSameClaim,
@@ -466,6 +507,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     UnrunnableVerdictDefersToARecordedPlan, UnplannedAckLeavesNoState,
     ClearedMissingPayloadIsRetainedAndThenInert, RenewalKeepsALiveClaimPastItsFirstDeadline,
     FailingInvocationDoesNotStopTheNextOne, JournalKeepsOneRecordPerAttemptTheEndReplacingTheStart,
-    ObsoleteOccurrenceLeavesWithItsStateRetainedUnlessRunning);
+    ObsoleteOccurrenceLeavesWithItsStateRetainedUnlessRunning,
+    SettleOfAReadActsAsEachVerbAloneAndNeverAcksAnOwedPlan);
 
 }  // namespace relay::invocation::contract

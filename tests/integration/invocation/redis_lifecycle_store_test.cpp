@@ -36,6 +36,7 @@ class RedisBackend {
     return std::string(*id->string());
   }
   void pass(std::chrono::milliseconds duration) { clock_.sleepFor(duration); }
+  bool flushScripts() { return redis_->command({"SCRIPT", "FLUSH"}).ok(); }
   bool pending(const std::string& id) {
     auto reply = redis_->command({"XPENDING", "events", "relay", id, id, "1"});
     return reply.ok() && reply->size() > 0;
@@ -93,6 +94,25 @@ class RedisBackend {
 };
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Redis, LifecycleStoreContract, RedisBackend);
+
+// settle() pipelines EVALSHA: a server that lost its script cache (restart, failover, SCRIPT
+// FLUSH) answers NOSCRIPT inside the pipeline, and each request is run again alone (EVAL).
+TEST(RedisLifecycleStoreSettle, RequestsAnsweredNoScriptInThePipelineAreRunAgainAlone) {
+  RedisBackend backend;
+  const std::string first = backend.deliver();
+  const std::string second = backend.deliver();
+  ASSERT_TRUE(backend.store().acknowledge(backend.deliver()).ok());  // scripts cached
+  ASSERT_TRUE(backend.flushScripts());
+  const auto verdicts =
+      backend.store().settle({{first, false, std::nullopt}, {second, false, std::nullopt}});
+  ASSERT_EQ(verdicts.size(), 2u);
+  for (const auto& verdict : verdicts) {
+    ASSERT_TRUE(verdict.ok()) << verdict.error().message;
+    EXPECT_EQ(verdict->ack.kind, AckVerdict::Kind::kAcked);
+  }
+  EXPECT_FALSE(backend.pending(first));
+  EXPECT_FALSE(backend.pending(second));
+}
 
 }  // namespace
 }  // namespace relay::invocation::contract

@@ -1,0 +1,187 @@
+// Lifecycle::settleRead (docs/pipeline.md "Acknowledgements in batches") over the in-memory
+// store: a read's unowed messages are settled in one store call, never a message that owes.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "fakes/fake_catalog.h"
+#include "fakes/fake_clock.h"
+#include "fakes/fake_runtime.h"
+#include "fakes/in_memory_lifecycle_store.h"
+#include "invocation/lifecycle.h"
+
+namespace relay::invocation {
+namespace {
+
+using Kind = Classification::Kind;
+
+/// Forwards every verb to the in-memory store and counts the calls.
+class CountingStore final : public LifecycleStore {
+ public:
+  explicit CountingStore(LifecycleStore& inner) : inner_(inner) {}
+  Result<StartVerdict> start(std::string_view id, const Plan& candidate,
+                             const std::vector<bool>& runnable, std::string_view token,
+                             const ClaimTimes& times) override {
+    ++calls;
+    return inner_.start(id, candidate, runnable, token, times);
+  }
+  Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
+                                   std::string_view token, const AttemptResult& result,
+                                   const DlqEntry* dlq) override {
+    ++calls;
+    return inner_.complete(id, field, token, result, dlq);
+  }
+  Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
+                                 std::string_view token,
+                                 std::chrono::milliseconds retry_after) override {
+    ++calls;
+    return inner_.release(id, field, token, retry_after);
+  }
+  Result<RenewVerdict> renew(std::string_view id, std::string_view field, std::string_view token,
+                             std::chrono::milliseconds extend) override {
+    ++calls;
+    return inner_.renew(id, field, token, extend);
+  }
+  Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,
+                              const DlqEntry& entry) override {
+    ++calls;
+    return inner_.writeDlq(id, field, entry);
+  }
+  Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence) override {
+    ++calls;
+    return inner_.acknowledge(id, obsolete_occurrence);
+  }
+  Status clearMissing(std::string_view id) override {
+    ++calls;
+    return inner_.clearMissing(id);
+  }
+  Status journal(std::string_view id, const AttemptRecord& record) override {
+    ++calls;
+    return inner_.journal(id, record);
+  }
+  std::vector<Result<SettleVerdict>> settle(const std::vector<SettleRequest>& requests) override {
+    ++settles;
+    settled += requests.size();
+    return inner_.settle(requests);  // its verbs are not counted: one call, one round trip
+  }
+
+  int calls = 0;
+  int settles = 0;
+  std::size_t settled = 0;
+
+ private:
+  LifecycleStore& inner_;
+};
+
+class LifecycleSettle : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    catalog_.app("shop", {"h"});
+    // The event names its classification.
+    catalog_.setClassify([](const Message& message, WallTime) {
+      Classification what;
+      const std::string event = message.fields.front().second;
+      if (event == "match") {
+        what.kind = Kind::kPlan;
+        PlannedInvocation invocation;
+        invocation.app = "shop";
+        invocation.handler = "h";
+        invocation.max_attempts = 1;
+        invocation.timeout = std::chrono::seconds(30);
+        what.plan.invocations = {invocation};
+      } else if (event == "bad") {
+        what.kind = Kind::kMalformed;
+        what.reason = "malformed: not a JSON object";
+        what.dlq_event = event;
+      } else {
+        what.kind = event == "hold" ? Kind::kHold : Kind::kUnmatched;
+      }
+      return what;
+    });
+  }
+  Message message(const std::string& event) {
+    Message m;
+    m.id = std::to_string(++next_id_) + "-0";
+    m.fields = {{"event", event}};
+    inner_.deliver(m.id);
+    return m;
+  }
+  static std::vector<std::string> ids(const std::vector<Message>& messages) {
+    std::vector<std::string> out;
+    for (const Message& m : messages) out.push_back(m.id);
+    return out;
+  }
+
+  relay::testing::FakeClock store_clock_;
+  relay::testing::FakeClock clock_;
+  relay::testing::InMemoryLifecycleStore inner_{store_clock_};
+  CountingStore store_{inner_};
+  relay::testing::FakeCatalog catalog_;
+  relay::testing::FakeRuntime runtime_;
+  ConcurrencyLimiter limiter_{16};
+  LifecycleObserver observer_;
+  observability::Metrics metrics_;
+  std::ostringstream log_;
+  observability::Logger logger_{log_, clock_, observability::LogLevel::kDebug};
+  SystemRandom random_;
+  static LifecycleSettings settings() {
+    LifecycleSettings settings;
+    settings.keys = {"events", "relay"};
+    settings.consumer = "w1";
+    return settings;
+  }
+  Lifecycle lifecycle_{settings(), catalog_, runtime_, limiter_, nullptr,
+                       observer_,  metrics_, logger_,  clock_,   random_};
+  std::atomic<bool> stopping_{false};
+  int next_id_ = 0;
+};
+
+TEST_F(LifecycleSettle, AReadsUnmatchedAndMalformedMessagesAreSettledInOneStoreCall) {
+  const Message a = message("nothing"), b = message("bad"), c = message("match"),
+                d = message("nothing"), e = message("hold");
+  const std::vector<Message> rest = lifecycle_.settleRead(store_, {a, b, c, d, e});
+  EXPECT_EQ(ids(rest), (std::vector<std::string>{c.id, e.id}));
+  EXPECT_EQ(store_.settles, 1);
+  EXPECT_EQ(store_.settled, 3u);
+  EXPECT_EQ(store_.calls, 0);
+  EXPECT_FALSE(inner_.pending(a.id));
+  EXPECT_FALSE(inner_.pending(b.id));
+  EXPECT_FALSE(inner_.pending(d.id));
+  EXPECT_TRUE(inner_.pending(c.id));  // owes a handler: for the pool, not acknowledged
+  EXPECT_TRUE(inner_.pending(e.id));
+  EXPECT_EQ(inner_.dlq().size(), 1u);
+  EXPECT_EQ(metrics_.value("relay_events_total", {{"outcome", "unmatched"}}), 2);
+  EXPECT_EQ(metrics_.value("relay_events_total", {{"outcome", "malformed"}}), 1);
+  EXPECT_EQ(runtime_.runs().size(), 0u);
+}
+
+TEST_F(LifecycleSettle, AMessageWithAnUnresolvedRecordedPlanIsNeverAcknowledgedAndGoesToThePool) {
+  const Message m = message("match");
+  runtime_.script("shop/h", {"exit 1"});
+  // First delivery: the plan is recorded and its first attempt fails, retries left.
+  catalog_.setClassify([](const Message&, WallTime) {
+    Classification what;
+    what.kind = Kind::kPlan;
+    PlannedInvocation invocation;
+    invocation.app = "shop";
+    invocation.handler = "h";
+    invocation.max_attempts = 3;
+    invocation.timeout = std::chrono::seconds(30);
+    what.plan.invocations = {invocation};
+    return what;
+  });
+  EXPECT_EQ(lifecycle_.process(store_, m, stopping_), Delivery::kPending);
+  // A rule edit later: the same message now classifies unmatched, but it owes its plan.
+  catalog_.setClassify([](const Message&, WallTime) {
+    Classification what;
+    what.kind = Kind::kUnmatched;
+    return what;
+  });
+  const std::vector<Message> rest = lifecycle_.settleRead(store_, {m});
+  EXPECT_EQ(ids(rest), (std::vector<std::string>{m.id}));
+  EXPECT_TRUE(inner_.pending(m.id));
+  EXPECT_EQ(metrics_.value("relay_events_total", {{"outcome", "unmatched"}}), 0);
+}
+
+}  // namespace
+}  // namespace relay::invocation
