@@ -184,6 +184,9 @@ std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Conn
 }
 
 void Consumer::enqueue(std::vector<StreamEntry> entries) {
+  // Nothing to wake the pool for (a read settled whole, an empty page): its 16 threads would
+  // wake up only to sleep again.
+  if (entries.empty()) return;
   std::lock_guard lock(mutex_);
   for (StreamEntry& entry : entries) {
     if (unfinished_.insert(entry.id).second) queue_.push_back(std::move(entry));
