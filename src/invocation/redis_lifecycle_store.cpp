@@ -334,9 +334,8 @@ std::vector<std::string> RedisLifecycleStore::dlqArgs(std::string_view id, std::
 std::vector<Result<SettleVerdict>> RedisLifecycleStore::settle(
     const std::vector<SettleRequest>& requests) {
   if (requests.empty()) return {};
-  // One EVALSHA per request, all in one pipeline (one round trip). What the pipeline cannot
-  // answer (the connection broke, the server lost its script cache) is run again alone, through
-  // eval(), which reconnects, retries and falls back to EVAL: every verb is idempotent.
+  // One EVALSHA per request in one pipeline. What it cannot answer (a broken connection, a lost
+  // script cache) runs again alone through eval() (reconnect, retry, EVAL): verbs are idempotent.
   std::vector<std::vector<std::string>> commands;
   for (const SettleRequest& request : requests) {
     const bool dlq = request.dlq.has_value();
