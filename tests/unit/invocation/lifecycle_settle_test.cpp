@@ -15,6 +15,15 @@ namespace {
 
 using Kind = Classification::Kind;
 
+PlannedInvocation handlerH(int max_attempts) {
+  PlannedInvocation invocation;
+  invocation.app = "shop";
+  invocation.handler = "h";
+  invocation.max_attempts = max_attempts;
+  invocation.timeout = std::chrono::seconds(30);
+  return invocation;
+}
+
 /// Forwards every verb to the in-memory store and counts the calls.
 class CountingStore final : public LifecycleStore {
  public:
@@ -83,12 +92,7 @@ class LifecycleSettle : public ::testing::Test {
       const std::string event = message.fields.front().second;
       if (event == "match") {
         what.kind = Kind::kPlan;
-        PlannedInvocation invocation;
-        invocation.app = "shop";
-        invocation.handler = "h";
-        invocation.max_attempts = 1;
-        invocation.timeout = std::chrono::seconds(30);
-        what.plan.invocations = {invocation};
+        what.plan.invocations = {handlerH(1)};
       } else if (event == "bad") {
         what.kind = Kind::kMalformed;
         what.reason = "malformed: not a JSON object";
@@ -162,12 +166,7 @@ TEST_F(LifecycleSettle, AMessageWithAnUnresolvedRecordedPlanIsNeverAcknowledgedA
   catalog_.setClassify([](const Message&, WallTime) {
     Classification what;
     what.kind = Kind::kPlan;
-    PlannedInvocation invocation;
-    invocation.app = "shop";
-    invocation.handler = "h";
-    invocation.max_attempts = 3;
-    invocation.timeout = std::chrono::seconds(30);
-    what.plan.invocations = {invocation};
+    what.plan.invocations = {handlerH(3)};
     return what;
   });
   EXPECT_EQ(lifecycle_.process(store_, m, stopping_), Delivery::kPending);
