@@ -2,13 +2,8 @@
 // store: a read's unowed messages are settled in one store call, never a message that owes.
 #include <gtest/gtest.h>
 
-#include <sstream>
-
-#include "fakes/fake_catalog.h"
-#include "fakes/fake_clock.h"
-#include "fakes/fake_runtime.h"
 #include "fakes/in_memory_lifecycle_store.h"
-#include "invocation/lifecycle.h"
+#include "lifecycle_parts.h"
 
 namespace relay::invocation {
 namespace {
@@ -82,7 +77,7 @@ class CountingStore final : public LifecycleStore {
   LifecycleStore& inner_;
 };
 
-class LifecycleSettle : public ::testing::Test {
+class LifecycleSettle : public ::testing::Test, protected LifecycleParts {
  protected:
   void SetUp() override {
     catalog_.app("shop", {"h"});
@@ -116,18 +111,8 @@ class LifecycleSettle : public ::testing::Test {
     return out;
   }
 
-  relay::testing::FakeClock store_clock_;
-  relay::testing::FakeClock clock_;
   relay::testing::InMemoryLifecycleStore inner_{store_clock_};
   CountingStore store_{inner_};
-  relay::testing::FakeCatalog catalog_;
-  relay::testing::FakeRuntime runtime_;
-  ConcurrencyLimiter limiter_{16};
-  LifecycleObserver observer_;
-  observability::Metrics metrics_;
-  std::ostringstream log_;
-  observability::Logger logger_{log_, clock_, observability::LogLevel::kDebug};
-  SystemRandom random_;
   static LifecycleSettings settings() {
     LifecycleSettings settings;
     settings.keys = {"events", "relay"};

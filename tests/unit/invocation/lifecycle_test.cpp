@@ -12,6 +12,7 @@
 #include "fakes/fake_clock.h"
 #include "fakes/fake_runtime.h"
 #include "fakes/in_memory_lifecycle_store.h"
+#include "lifecycle_parts.h"
 
 namespace relay::invocation {
 namespace {
@@ -31,7 +32,7 @@ PlannedInvocation planned(const std::string& handler, int max_attempts = 5,
   return invocation;
 }
 
-class LifecycleTest : public ::testing::Test {
+class LifecycleTest : public ::testing::Test, protected LifecycleParts {
  protected:
   void SetUp() override {
     catalog_.app("shop", {"a", "b", "c", "h"});
@@ -67,17 +68,7 @@ class LifecycleTest : public ::testing::Test {
     return {entries[index].begin(), entries[index].end()};
   }
 
-  relay::testing::FakeClock store_clock_;
-  relay::testing::FakeClock clock_;
   relay::testing::InMemoryLifecycleStore store_{store_clock_};
-  relay::testing::FakeCatalog catalog_;
-  relay::testing::FakeRuntime runtime_;
-  ConcurrencyLimiter limiter_{16};
-  LifecycleObserver observer_;
-  observability::Metrics metrics_;
-  std::ostringstream log_;
-  observability::Logger logger_{log_, clock_, observability::LogLevel::kDebug};
-  SystemRandom random_;
   ClaimRenewer renewer_{RenewerSettings{}, store_, metrics_, logger_, clock_};
   std::unique_ptr<Lifecycle> lifecycle_;
   std::atomic<bool> stopping_{false};
