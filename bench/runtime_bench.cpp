@@ -23,6 +23,7 @@
 #include "runtime/docker/docker_runtime.h"
 #include "runtime/process/process_runtime.h"
 #include "runtime/sandbox/sandbox_runtime.h"
+#include "worker/config.h"
 
 extern char** environ;
 
@@ -132,7 +133,11 @@ int main(int argc, char** argv) {
   }
   // Docker: an image with /bin/sh (scripts/lib/dockerd.sh builds relay-test/exec offline).
   relay::runtime::docker::DockerSettings docker_settings;
-  docker_settings.docker_host = relay::runtime::docker::dockerHostFromEnvironment();
+  // DOCKER_HOST as `relay start` reads it (the default socket when unset).
+  if (const auto config =
+          relay::worker::loadRuntimeConfig(relay::worker::processEnvironment(), "docker")) {
+    docker_settings.docker_host = config->docker_host;
+  }
   const char* image = std::getenv("RELAY_BENCH_DOCKER_IMAGE");
   docker_settings.default_images.exec = image ? image : "relay-test/exec:latest";
   auto docker = relay::runtime::docker::DockerRuntime::create(clock, docker_settings);

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/duration.h"
+#include "runtime/runtime.h"
 #include "schedule/cron.h"
 #include "schedule/time_zone.h"
 
@@ -19,16 +20,6 @@ class Pattern;
 }
 
 namespace relay::app {
-
-/// How an app's handlers are started (relay.md section 3).
-enum class RuntimeKind { kPython3, kNode, kExec };
-
-/// `python3`, `node` or `exec`.
-std::string_view runtimeName(RuntimeKind runtime);
-/// The inverse of runtimeName(); nullopt for anything else.
-std::optional<RuntimeKind> runtimeFromName(std::string_view name);
-/// The container image the docker runtime uses when the template names none.
-std::string_view defaultImage(RuntimeKind runtime);
 
 // Defaults and limits of template.yaml (docs/apps.md lists them for users).
 inline constexpr int kDefaultConcurrency = 4;
@@ -85,8 +76,8 @@ struct Schedule {
 struct App {
   std::string name;
   std::filesystem::path dir;
-  RuntimeKind runtime = RuntimeKind::kExec;
-  std::string image;  // defaultImage(runtime) when the template names none
+  runtime::Language runtime = runtime::Language::kExec;  // the template's `runtime:`
+  std::string image;  // runtime::defaultImage(runtime) when the template names none
   int concurrency = kDefaultConcurrency;
   bool network = false;
   std::vector<std::pair<std::string, std::string>> env;  // in template order

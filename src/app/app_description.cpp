@@ -74,7 +74,7 @@ Json appDetailJson(const AppEntry& entry, WallTime now) {
   }
   return {{"name", app.name},
           {"dir", entry.dir.string()},
-          {"runtime", runtimeName(app.runtime)},
+          {"runtime", runtime::languageName(app.runtime)},
           {"image", app.image},
           {"concurrency", app.concurrency},
           {"network", app.network},
@@ -97,7 +97,7 @@ Json appSummaryJson(const AppEntry& entry) {
   for (const Diagnostic& diagnostic : entry.errors) errors.push_back(diagnostic.toString());
   return {{"name", entry.name},
           {"dir", entry.dir.string()},
-          {"runtime", entry.runtime ? Json(runtimeName(*entry.runtime)) : Json()},
+          {"runtime", entry.runtime ? Json(runtime::languageName(*entry.runtime)) : Json()},
           {"rules", entry.app ? Json(entry.app->rules.size()) : Json()},
           {"schedules", entry.app ? Json(entry.app->schedules.size()) : Json()},
           {"loaded", entry.status.loaded},

@@ -13,10 +13,10 @@ namespace relay::app {
 
 /// The outcome of loading one app directory.
 struct LoadResult {
-  std::shared_ptr<const App> app;      // null when the template has any problem
-  std::vector<Diagnostic> errors;      // every problem, in position order
-  std::optional<RuntimeKind> runtime;  // the declared runtime when readable, even if invalid
-  std::string text;                    // the template as read, when valid (to persist it)
+  std::shared_ptr<const App> app;            // null when the template has any problem
+  std::vector<Diagnostic> errors;            // every problem, in position order
+  std::optional<runtime::Language> runtime;  // the declared runtime when readable, even if invalid
+  std::string text;                          // the template as read, when valid (to persist it)
 
   bool ok() const { return app != nullptr; }
 };

@@ -1,11 +1,11 @@
 #include "app/names.h"
 
+#include "runtime/handler_resolver.h"
+
 namespace relay::app {
 namespace {
 
 bool isLowerOrDigit(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool isLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
 }  // namespace
 
@@ -17,16 +17,6 @@ bool isValidName(std::string_view name) {
   return true;
 }
 
-bool isValidEnvName(std::string_view name) { return isIdentifier(name); }
-
-bool isIdentifier(std::string_view name, bool allow_dollar) {
-  if (name.empty()) return false;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    const char c = name[i];
-    const bool letter = isLetter(c) || c == '_' || (allow_dollar && c == '$');
-    if (!letter && (i == 0 || !isDigit(c))) return false;
-  }
-  return true;
-}
+bool isValidEnvName(std::string_view name) { return runtime::isIdentifier(name); }
 
 }  // namespace relay::app

@@ -15,8 +15,4 @@ bool isValidName(std::string_view name);
 /// Whether `name` can be an environment variable name: `[A-Za-z_][A-Za-z0-9_]*`.
 bool isValidEnvName(std::string_view name);
 
-/// Whether `name` is an ASCII identifier `[A-Za-z_][A-Za-z0-9_]*`; with `allow_dollar`, `$` is
-/// a letter too (JavaScript).
-bool isIdentifier(std::string_view name, bool allow_dollar = false);
-
 }  // namespace relay::app

@@ -54,7 +54,7 @@ AppStatus Registry::statusOf(const AppEntry& entry) const {
   }
   if (root_error_) return {true, false, *root_error_ + "; keeping the last rules"};
   if (!settings_.availability) return {true, true, ""};
-  Availability availability = settings_.availability(*entry.app);
+  runtime::Availability availability = settings_.availability(*entry.app);
   return {true, availability.available,
           availability.available ? "" : std::move(availability.reason)};
 }

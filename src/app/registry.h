@@ -18,15 +18,10 @@
 
 namespace relay::app {
 
-/// The runtime layer's verdict on running an app now (handler files, image, sandbox).
-struct Availability {
-  bool available = true;
-  std::string reason;  // why not, shown by `relay app ls`
-};
-
-/// Asked for every app whose template is valid, on each (re)load and refreshAvailability().
-/// Called only from the registry's writer side (one call at a time); may block briefly.
-using AvailabilityCheck = std::function<Availability(const App&)>;
+/// The runtime's verdict on running an app now (handler files, image, sandbox). Asked for every
+/// app whose template is valid, on each (re)load and refreshAvailability(). Called only from
+/// the registry's writer side (one call at a time); may block briefly.
+using AvailabilityCheck = std::function<runtime::Availability(const App&)>;
 
 /// What a reload did, for logs and tests.
 struct ReloadReport {

@@ -27,9 +27,9 @@ struct AppStatus {
 struct AppEntry {
   std::string name;
   std::filesystem::path dir;
-  std::shared_ptr<const App> app;      // the rules in effect: the last valid load, or null
-  std::vector<Diagnostic> errors;      // problems of the current template; empty when valid
-  std::optional<RuntimeKind> runtime;  // declared runtime, even of an invalid template
+  std::shared_ptr<const App> app;            // the rules in effect: the last valid load, or null
+  std::vector<Diagnostic> errors;            // problems of the current template; empty when valid
+  std::optional<runtime::Language> runtime;  // declared runtime, even of an invalid template
   AppStatus status;
 };
 

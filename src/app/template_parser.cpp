@@ -6,12 +6,12 @@
 #include <utility>
 
 #include "app/field_reader.h"
-#include "app/handler_resolver.h"
 #include "app/names.h"
 #include "app/yaml_document.h"
 #include "app/yaml_value.h"
 #include "pattern/compiler.h"
 #include "pattern/pattern.h"
+#include "runtime/handler_resolver.h"
 
 namespace relay::app {
 namespace {
@@ -48,7 +48,7 @@ class TemplateParser {
     if (const Field* field = find(*fields, "runtime")) readRuntime(*field);
     if (runtime_) {
       app.runtime = *runtime_;
-      app.image = defaultImage(*runtime_);
+      app.image = runtime::defaultImage(*runtime_);
     }
     if (const Field* field = find(*fields, "image")) {
       if (auto image = reader_.readString(*field)) {
@@ -81,7 +81,7 @@ class TemplateParser {
   void readRuntime(const Field& field) {
     const auto text = reader_.readString(field);
     if (!text) return;
-    runtime_ = runtimeFromName(*text);
+    runtime_ = runtime::languageFromName(*text);
     if (!runtime_) reader_.error(field, "expected python3, node or exec, got \"" + *text + "\"");
   }
 
@@ -142,11 +142,11 @@ class TemplateParser {
   std::optional<std::string> readHandler(const Field& field) {
     auto handler = reader_.readString(field);
     if (!handler || !runtime_) return handler;  // without a runtime there is nothing to check
-    if (const Status syntax = checkHandlerName(*runtime_, *handler); !syntax) {
+    if (const Status syntax = runtime::checkHandlerName(*runtime_, *handler); !syntax) {
       reader_.error(field, syntax.error().message);
       return std::nullopt;
     }
-    if (const auto target = resolveHandler(*runtime_, dir_, *handler); !target) {
+    if (const auto target = runtime::resolveHandler(*runtime_, dir_, *handler); !target) {
       reader_.error(field, target.error().message);
     }
     return handler;
@@ -305,7 +305,7 @@ class TemplateParser {
   const std::filesystem::path& dir_;
   TemplateErrors& errors_;
   FieldReader reader_;
-  std::optional<RuntimeKind> runtime_;
+  std::optional<runtime::Language> runtime_;
 };
 
 }  // namespace

@@ -13,8 +13,8 @@ namespace relay::app {
 
 /// What the schema check of one template produced.
 struct ParsedTemplate {
-  std::optional<App> app;              // only when no problem was found
-  std::optional<RuntimeKind> runtime;  // the declared runtime, when it was readable
+  std::optional<App> app;                    // only when no problem was found
+  std::optional<runtime::Language> runtime;  // the declared runtime, when it was readable
 };
 
 /// Checks a template document against relay.md section 2 (every key, type, range, uniqueness,

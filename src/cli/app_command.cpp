@@ -59,7 +59,7 @@ void printIgnored(const app::Snapshot& snapshot, CommandContext& context) {
 }
 
 std::string runtimeText(const app::AppEntry& entry) {
-  return entry.runtime ? std::string(app::runtimeName(*entry.runtime)) : "-";
+  return entry.runtime ? std::string(runtime::languageName(*entry.runtime)) : "-";
 }
 
 // The apps paused cluster-wide, or nullopt (with a note) when Redis cannot tell: `app ls` still
@@ -139,7 +139,7 @@ void printInspect(const app::AppEntry& entry, WallTime now, std::ostream& out) {
   const app::App& app = *entry.app;
   out << "name:         " << app.name << "\n"
       << "dir:          " << entry.dir.string() << "\n"
-      << "runtime:      " << app::runtimeName(app.runtime) << "\n"
+      << "runtime:      " << runtime::languageName(app.runtime) << "\n"
       << "image:        " << app.image << "\n"
       << "concurrency:  " << app.concurrency << "\n"
       << "network:      " << (app.network ? "true" : "false") << "\n"

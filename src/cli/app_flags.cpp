@@ -2,13 +2,10 @@
 
 #include <CLI/CLI.hpp>
 
-#include <array>
 #include <cstdlib>
 
 namespace relay::cli {
 namespace {
-
-constexpr std::array<std::string_view, 3> kRuntimes = {"sandbox", "docker", "process"};
 
 // An empty variable counts as unset, like an unset one.
 std::string environment(const char* name) {
@@ -34,17 +31,15 @@ std::filesystem::path appsRoot(const AppFlags& flags) {
   return std::filesystem::path(from_environment.empty() ? "/apps" : from_environment);
 }
 
-bool checkRuntime(const AppFlags& flags, std::string_view command, CommandContext& context) {
-  const bool from_flag = !flags.runtime.empty();
-  const std::string runtime = from_flag ? flags.runtime : environment("RELAY_RUNTIME");
-  if (runtime.empty()) return true;
-  for (const std::string_view known : kRuntimes) {
-    if (runtime == known) return true;
+std::optional<worker::RuntimeConfig> runtimeConfig(const AppFlags& flags, std::string_view command,
+                                                   CommandContext& context) {
+  auto config = worker::loadRuntimeConfig(worker::processEnvironment(), flags.runtime);
+  if (!config.ok()) {
+    context.err << "relay " << command << ": " << config.error().message << "\n";
+    context.exit_code = kExitUsage;
+    return std::nullopt;
   }
-  context.err << "relay " << command << ": invalid " << (from_flag ? "--runtime" : "RELAY_RUNTIME")
-              << " \"" << runtime << "\" (expected sandbox, docker or process)\n";
-  context.exit_code = kExitUsage;
-  return false;
+  return std::move(config).value();
 }
 
 }  // namespace relay::cli

@@ -1,10 +1,12 @@
 #pragma once
 
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "cli/command.h"
+#include "worker/config.h"
 
 namespace CLI {
 class App;
@@ -24,8 +26,10 @@ void addAppFlags(CLI::App& command, AppFlags& flags);
 /// The apps root the flags and the environment name.
 std::filesystem::path appsRoot(const AppFlags& flags);
 
-/// Whether the runtime named by --runtime or RELAY_RUNTIME is one Relay has; if not, writes
-/// `relay <command>: ...` naming the flag or variable and sets the usage exit code.
-bool checkRuntime(const AppFlags& flags, std::string_view command, CommandContext& context);
+/// The backend of --runtime or RELAY_RUNTIME and DOCKER_HOST, read as `relay start` reads them
+/// (worker::loadRuntimeConfig). On a bad value writes `relay <command>: ...` naming the flag or
+/// variable, sets the usage exit code and returns nullopt.
+std::optional<worker::RuntimeConfig> runtimeConfig(const AppFlags& flags, std::string_view command,
+                                                   CommandContext& context);
 
 }  // namespace relay::cli

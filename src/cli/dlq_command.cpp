@@ -191,7 +191,7 @@ void runReplay(const EntryOptions& options, CommandContext& context) {
   }
   SystemClock clock;
   auto backend = worker::makeRuntime(
-      session->config.runtime, clock, session->config.docker_host,
+      session->config.runtime.backend, clock, session->config.runtime.docker_host,
       [&context](std::string_view warning) { context.err << "warning: " << warning << "\n"; });
   if (!backend.ok()) {
     context.err << "relay dlq replay: " << backend.error().message << "\n";

@@ -12,15 +12,10 @@ namespace relay::cli {
 
 std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view command, Clock& clock,
                                    CommandContext& context) {
-  if (!checkRuntime(flags, command, context)) return std::nullopt;
-  const char* from_environment = std::getenv("RELAY_RUNTIME");
-  std::string name = !flags.runtime.empty()                    ? flags.runtime
-                     : (from_environment && *from_environment) ? from_environment
-                                                               : "sandbox";
-  const char* docker_host = std::getenv("DOCKER_HOST");
+  const std::optional<worker::RuntimeConfig> config = runtimeConfig(flags, command, context);
+  if (!config) return std::nullopt;
   LoadedApps loaded;
-  auto backend = worker::makeRuntime(
-      name, clock, docker_host && *docker_host ? docker_host : "unix:///var/run/docker.sock");
+  auto backend = worker::makeRuntime(config->backend, clock, config->docker_host);
   if (!backend.ok()) {
     context.err << "relay " << command << ": " << backend.error().message << "\n";
     context.exit_code = kExitUsage;

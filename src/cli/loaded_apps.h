@@ -12,7 +12,8 @@
 namespace relay::cli {
 
 /// The apps of --apps/RELAY_APPS with the runtime of --runtime/RELAY_RUNTIME, whose verdict is
-/// part of each app's availability: what `app invoke` and `dlq replay` run handlers with.
+/// part of each app's availability: what `app ls` and `app inspect` show and `app invoke` runs
+/// handlers with.
 struct LoadedApps {
   std::unique_ptr<runtime::Runtime> runtime;
   std::unique_ptr<app::Registry> registry;

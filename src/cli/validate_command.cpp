@@ -37,7 +37,7 @@ bool holdsTemplate(const std::filesystem::path& dir) {
 }
 
 void runValidate(const ValidateOptions& options, CommandContext& context) {
-  if (!checkRuntime(options.flags, "validate", context)) return;
+  if (!runtimeConfig(options.flags, "validate", context)) return;
   if (!options.app_dir.empty() && !options.flags.apps.empty()) {
     context.err << "relay validate: give either --apps DIR or APP_DIR, not both\n";
     context.exit_code = kExitUsage;

@@ -28,8 +28,9 @@ Result<std::unique_ptr<Console>> Console::create(const ConsoleConfig& config, st
   std::unique_ptr<Console> console(new Console(config, log, clock));
   Console& c = *console;
   observability::Logger& logger = c.logger_;
-  auto runtime = worker::makeRuntime(config.worker.runtime, clock, config.worker.docker_host,
-                                     [&logger](std::string_view message) { logger.warn(message); });
+  auto runtime =
+      worker::makeRuntime(config.worker.runtime.backend, clock, config.worker.runtime.docker_host,
+                          [&logger](std::string_view message) { logger.warn(message); });
   if (!runtime.ok()) return runtime.error();
   runtime::Runtime& backend = **runtime;
   c.pool_ = std::make_unique<ConnectionPool>(config.worker.redis);
@@ -41,7 +42,7 @@ Result<std::unique_ptr<Console>> Console::create(const ConsoleConfig& config, st
   // A paused app is unavailable, as the workers and `relay app ls` see it (docs/cli.md).
   registry.availability = [&backend, &paused = *c.paused_](const app::App& app) {
     if (paused.paused(app.name)) {
-      return app::Availability{false, std::string(invocation::kPausedReason)};
+      return runtime::Availability{false, std::string(invocation::kPausedReason)};
     }
     return stream::runtimeAvailability(backend, app);
   };
@@ -142,7 +143,7 @@ Status Console::start() {
                 {"stream", config_.worker.stream},
                 {"group", config_.worker.group},
                 {"apps", config_.worker.apps.string()},
-                {"runtime", config_.worker.runtime},
+                {"runtime", std::string(worker::backendName(config_.worker.runtime.backend))},
                 {"read_only", config_.read_only ? "true" : "false"},
                 {"login", guard_->tokenRequired() ? "RELAY_CONSOLE_TOKEN" : "none (loopback)"}});
   return {};

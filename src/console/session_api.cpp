@@ -1,5 +1,7 @@
 #include "console/session_api.h"
 
+#include "worker/runtime_factory.h"
+
 namespace relay::console {
 
 using observability::HttpReply;
@@ -16,7 +18,7 @@ HttpReply session(ConsoleState& state, const ConsoleGuard& guard, const HttpRequ
     out["stream"] = state.keys.stream;
     out["group"] = state.keys.group;
     out["apps"] = state.config.worker.apps.string();
-    out["runtime"] = state.config.worker.runtime;
+    out["runtime"] = worker::backendName(state.config.worker.runtime.backend);
   }
   return jsonReply(out);
 }

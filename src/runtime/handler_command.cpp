@@ -1,9 +1,5 @@
 #include "runtime/handler_command.h"
 
-#include <unistd.h>
-
-#include <array>
-
 namespace relay::runtime {
 namespace {
 
@@ -163,41 +159,6 @@ std::vector<std::string> warmHandlerCommand(Language language, const std::string
 
 const char* pythonBootstrap() { return kPythonBootstrap; }
 const char* nodeBootstrap() { return kNodeBootstrap; }
-
-Result<std::filesystem::path> resolveHandlerFile(const InvocationSpec& spec) {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  if (spec.language == Language::kExec) {
-    const fs::path file = spec.app_dir / spec.handler;
-    if (!fs::is_regular_file(file, ec)) {
-      return Error::notFound("handler file " + file.string() + " does not exist");
-    }
-    if (::access(file.c_str(), X_OK) != 0) {
-      return Error::notFound("handler file " + file.string() + " is not executable");
-    }
-    return file;
-  }
-  const std::size_t dot = spec.handler.rfind('.');
-  std::string module = spec.handler.substr(0, dot == std::string::npos ? 0 : dot);
-  for (char& c : module) {
-    if (c == '.') c = '/';
-  }
-  const fs::path base = spec.app_dir / module;
-  if (spec.language == Language::kPython3) {
-    fs::path file = base;
-    file += ".py";
-    if (fs::is_regular_file(file, ec)) return file;
-    return Error::notFound("handler module " + file.string() + " does not exist");
-  }
-  const std::array<fs::path, 5> candidates = {fs::path(base.string() + ".mjs"), base / "index.mjs",
-                                              fs::path(base.string() + ".js"), base / "index.js",
-                                              fs::path(base.string() + ".cjs")};
-  for (const fs::path& candidate : candidates) {
-    if (fs::is_regular_file(candidate, ec)) return candidate;
-  }
-  return Error::notFound("handler module not found: none of " + base.string() +
-                         ".mjs, index.mjs, .js, index.js, .cjs exists");
-}
 
 std::vector<std::string> handlerCommand(const InvocationSpec& spec, const std::string& app_root) {
   switch (spec.language) {

@@ -14,11 +14,6 @@ namespace relay::runtime {
 /// without a PATH search.
 std::vector<std::string> handlerCommand(const InvocationSpec& spec, const std::string& app_root);
 
-/// The file spec's handler resolves to inside `app_dir` (relay.md section 3), or an explanation
-/// of what is missing: the exec file (which must be executable), `a/b.py`, or the first of the
-/// node candidates. A missing handler file makes the app unavailable, never a failed attempt.
-Result<std::filesystem::path> resolveHandlerFile(const InvocationSpec& spec);
-
 /// What a prewarmed sandbox runs while it waits for its hand-over (docs/runtimes.md
 /// "Prewarmed sandboxes"): python3 and node already started with a bootstrap that reads the
 /// hand-over and then runs the handed command's code; for exec handlers `launcher` (the path of

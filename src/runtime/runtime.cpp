@@ -14,6 +14,25 @@ const char* languageName(Language language) {
   return "unknown";
 }
 
+std::optional<Language> languageFromName(std::string_view name) {
+  for (const Language language : {Language::kExec, Language::kPython3, Language::kNode}) {
+    if (name == languageName(language)) return language;
+  }
+  return std::nullopt;
+}
+
+std::string_view defaultImage(Language language) {
+  switch (language) {
+    case Language::kPython3:
+      return "python:3.12-slim";
+    case Language::kNode:
+      return "node:20-slim";
+    case Language::kExec:
+      break;
+  }
+  return "debian:12-slim";
+}
+
 const char* triggerName(Trigger trigger) {
   switch (trigger) {
     case Trigger::kEvent:

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -12,13 +13,19 @@
 
 namespace relay::runtime {
 
-/// How a handler name resolves to code (relay.md section 3).
+/// How a handler name resolves to code: the template's `runtime:` key (docs/apps.md "Handlers
+/// by runtime").
 enum class Language { kExec, kPython3, kNode };
 
 /// Why an invocation runs; becomes RELAY_TRIGGER.
 enum class Trigger { kEvent, kSchedule, kManual, kReplay };
 
+/// `exec`, `python3` or `node`.
 const char* languageName(Language language);
+/// The inverse of languageName(); nullopt for anything else.
+std::optional<Language> languageFromName(std::string_view name);
+/// The container image the docker runtime uses when the app names none.
+std::string_view defaultImage(Language language);
 const char* triggerName(Trigger trigger);
 
 /// Per-invocation limits (relay.md section 2 `resources`).
@@ -90,6 +97,10 @@ class Runtime {
   /// The app's template or files changed (or it was removed): drop anything prepared for it
   /// ahead of demand. Thread-safe.
   virtual void forget(const std::string& /*app*/) {}
+  /// Removes what a crashed Relay on this host left behind (docker: its labelled containers)
+  /// and returns how many. Called explicitly where a worker starts, never by commands that
+  /// only look (`relay app ls`); the default has nothing to remove. Blocks on the backend.
+  virtual Result<std::size_t> reapStale() { return std::size_t{0}; }
 };
 
 /// The environment every handler gets: the app's env, then Relay's own RELAY_* variables

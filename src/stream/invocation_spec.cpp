@@ -1,21 +1,6 @@
 #include "stream/invocation_spec.h"
 
 namespace relay::stream {
-namespace {
-
-runtime::Language languageOf(app::RuntimeKind kind) {
-  switch (kind) {
-    case app::RuntimeKind::kPython3:
-      return runtime::Language::kPython3;
-    case app::RuntimeKind::kNode:
-      return runtime::Language::kNode;
-    case app::RuntimeKind::kExec:
-      break;
-  }
-  return runtime::Language::kExec;
-}
-
-}  // namespace
 
 runtime::InvocationSpec invocationSpec(const app::App& app, std::string_view handler,
                                        std::chrono::milliseconds timeout,
@@ -24,7 +9,7 @@ runtime::InvocationSpec invocationSpec(const app::App& app, std::string_view han
   runtime::InvocationSpec spec;
   spec.app = app.name;
   spec.app_dir = app.dir;
-  spec.language = languageOf(app.runtime);
+  spec.language = app.runtime;
   spec.handler = std::string(handler);
   spec.image = app.image;
   spec.network = app.network;
@@ -45,17 +30,17 @@ runtime::InvocationSpec availabilitySpec(const app::App& app, std::string_view h
                         "");
 }
 
-app::Availability runtimeAvailability(const runtime::Runtime& runtime, const app::App& app) {
+runtime::Availability runtimeAvailability(const runtime::Runtime& runtime, const app::App& app) {
   const auto check = [&](std::string_view handler) {
     return runtime.availability(availabilitySpec(app, handler));
   };
   for (const app::Rule& rule : app.rules) {
-    const runtime::Availability available = check(rule.handler);
-    if (!available.available) return {false, available.reason};
+    runtime::Availability available = check(rule.handler);
+    if (!available.available) return available;
   }
   for (const app::Schedule& schedule : app.schedules) {
-    const runtime::Availability available = check(schedule.handler);
-    if (!available.available) return {false, available.reason};
+    runtime::Availability available = check(schedule.handler);
+    if (!available.available) return available;
   }
   return {};
 }

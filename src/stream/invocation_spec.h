@@ -22,6 +22,6 @@ runtime::InvocationSpec availabilitySpec(const app::App& app, std::string_view h
 
 /// The runtime's verdict on every handler of `app` (rules and schedules): the registry's
 /// AvailabilityCheck for the worker and for the CLI commands that run handlers.
-app::Availability runtimeAvailability(const runtime::Runtime& runtime, const app::App& app);
+runtime::Availability runtimeAvailability(const runtime::Runtime& runtime, const app::App& app);
 
 }  // namespace relay::stream

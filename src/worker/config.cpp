@@ -26,6 +26,17 @@ bool validName(std::string_view value) {
   return true;
 }
 
+// A name-like variable: kept as is when set, `target` untouched when unset.
+Status readName(const Environment& environment, std::string_view name, std::string& target) {
+  if (auto value = environment(name)) {
+    if (!validName(*value)) {
+      return bad(name, *value, "expected a non-empty value without spaces or control characters");
+    }
+    target = *value;
+  }
+  return {};
+}
+
 // REDIS_TLS_*: files are checked here, so a typo stops `relay start` before Redis is touched.
 Status tlsSettings(const Environment& environment, redis::Endpoint& endpoint) {
   const std::pair<std::string_view, std::string*> variables[] = {
@@ -67,19 +78,25 @@ std::string defaultConsumerName() {
   return std::string(host[0] ? host : "relay") + "-" + std::to_string(::getpid());
 }
 
+Result<RuntimeConfig> loadRuntimeConfig(const Environment& environment,
+                                        std::string_view runtime_flag) {
+  RuntimeConfig config;
+  const bool from_flag = !runtime_flag.empty();
+  const std::string name =
+      from_flag ? std::string(runtime_flag) : environment("RELAY_RUNTIME").value_or("sandbox");
+  const std::optional<Backend> backend = backendFromName(name);
+  if (!backend) return bad(from_flag ? "--runtime" : "RELAY_RUNTIME", name, kExpectedBackend);
+  config.backend = *backend;
+  if (auto status = readName(environment, "DOCKER_HOST", config.docker_host); !status.ok()) {
+    return status.error();
+  }
+  return config;
+}
+
 Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOverrides& overrides,
                                 std::string_view default_consumer) {
   WorkerConfig config;
   config.consumer = std::string(default_consumer);
-  const auto text = [&](std::string_view name, std::string& target) -> Status {
-    if (auto value = environment(name)) {
-      if (!validName(*value)) {
-        return bad(name, *value, "expected a non-empty value without spaces or control characters");
-      }
-      target = *value;
-    }
-    return {};
-  };
   const auto duration = [&](std::string_view name, std::chrono::milliseconds& target) -> Status {
     if (auto value = environment(name)) {
       auto parsed = parseDuration(*value);
@@ -93,9 +110,8 @@ Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOver
                               {"REDIS_STREAM", &config.stream},
                               {"REDIS_GROUP", &config.group},
                               {"RELAY_CONSUMER", &config.consumer},
-                              {"RELAY_HTTP_ADDR", &config.http_addr},
-                              {"DOCKER_HOST", &config.docker_host}}) {
-    if (auto status = text(name, *target); !status.ok()) return status.error();
+                              {"RELAY_HTTP_ADDR", &config.http_addr}}) {
+    if (auto status = readName(environment, name, *target); !status.ok()) return status.error();
   }
   auto endpoint = redis::parseRedisUri(uri);
   if (!endpoint.ok()) {
@@ -115,12 +131,9 @@ Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOver
   if (apps.empty()) return Error::invalid("RELAY_APPS: expected a directory");
   config.apps = apps;
 
-  config.runtime = overrides.runtime.empty() ? environment("RELAY_RUNTIME").value_or("sandbox")
-                                             : overrides.runtime;
-  if (config.runtime != "sandbox" && config.runtime != "docker" && config.runtime != "process") {
-    return bad(overrides.runtime.empty() ? "RELAY_RUNTIME" : "--runtime", config.runtime,
-               "expected sandbox, docker or process");
-  }
+  auto runtime = loadRuntimeConfig(environment, overrides.runtime);
+  if (!runtime.ok()) return runtime.error();
+  config.runtime = std::move(runtime).value();
 
   auto tracing = tracing::loadTracingConfig(environment);
   if (!tracing.ok()) return tracing.error();

@@ -12,9 +12,18 @@
 #include "common/result.h"
 #include "observability/logger.h"
 #include "redis/endpoint.h"
+#include "runtime/docker/container_config.h"
 #include "tracing/tracing_config.h"
+#include "worker/runtime_factory.h"
 
 namespace relay::worker {
+
+/// Which backend runs handlers, and where its daemon is: read by `relay start` and by every
+/// command that runs handlers or checks availability.
+struct RuntimeConfig {
+  Backend backend = Backend::kSandbox;                                         // RELAY_RUNTIME
+  std::string docker_host = std::string(runtime::docker::kDefaultDockerHost);  // DOCKER_HOST
+};
 
 /// Everything `relay start` is configured with (relay.md section 1), validated.
 struct WorkerConfig {
@@ -23,7 +32,7 @@ struct WorkerConfig {
   std::string group = "relay";
   std::string consumer;  // <hostname>-<pid> unless RELAY_CONSUMER
   std::filesystem::path apps = "/apps";
-  std::string runtime = "sandbox";
+  RuntimeConfig runtime;
   int max_concurrency = 16;
   std::size_t max_event_bytes = 256 * 1024;
   std::chrono::milliseconds invocation_retention = std::chrono::hours(24 * 7);
@@ -32,7 +41,6 @@ struct WorkerConfig {
   std::string http_addr = "127.0.0.1:9464";
   observability::LogLevel log_level = observability::LogLevel::kInfo;
   observability::LogFormat log_format = observability::LogFormat::kText;
-  std::string docker_host = "unix:///var/run/docker.sock";
   /// OpenTelemetry export (the OTEL_* variables, docs/tracing.md); nullopt: tracing off.
   std::optional<tracing::TracingConfig> tracing;
 };
@@ -47,6 +55,12 @@ struct ConfigOverrides {
   std::string apps;
   std::string runtime;
 };
+
+/// RELAY_RUNTIME, or `runtime_flag` (`--runtime`) when not empty, and DOCKER_HOST. A bad value
+/// (an unknown backend, an empty or blank value) is a one-line kInvalidArgument naming the
+/// variable or flag. The one place these settings are read and checked.
+Result<RuntimeConfig> loadRuntimeConfig(const Environment& environment,
+                                        std::string_view runtime_flag);
 
 /// Builds the configuration from the environment and the flags. The first bad value stops it
 /// with a one-line kInvalidArgument error naming the variable (or flag) and what was expected;

@@ -37,12 +37,17 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   Worker& w = *worker;
   observability::Logger& logger = w.logger_;
   auto runtime = makeRuntime(
-      config.runtime, clock, config.docker_host,
+      config.runtime.backend, clock, config.runtime.docker_host,
       [&logger](std::string_view message) { logger.warn(message); }, config.max_concurrency,
       /*prewarm=*/true);
   if (!runtime.ok()) return runtime.error();
   w.runtime_ = std::move(runtime).value();
-  if (config.runtime == "process") {
+  // Only a starting worker cleans up after a crashed one (never the CLI). An unreachable daemon
+  // is not fatal here: apps show it as their availability reason.
+  if (auto reaped = w.runtime_->reapStale(); reaped.ok() && *reaped > 0) {
+    logger.warn("removed " + std::to_string(*reaped) + " containers left by a crashed Relay");
+  }
+  if (config.runtime.backend == Backend::kProcess) {
     w.logger_.warn("RELAY_RUNTIME=process runs handlers WITHOUT isolation: development only");
   }
   runtime::Runtime& backend = *w.runtime_;
@@ -55,7 +60,7 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   // pending, nothing is charged, schedules keep publishing (docs/cli.md "Pausing an app").
   registry.availability = [&backend, &pauses = *w.pauses_](const app::App& app) {
     if (pauses.paused(app.name))
-      return app::Availability{false, std::string(invocation::kPausedReason)};
+      return runtime::Availability{false, std::string(invocation::kPausedReason)};
     return stream::runtimeAvailability(backend, app);
   };
   w.keeper_ = std::make_unique<RedisTemplateKeeper>(
@@ -120,7 +125,7 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   w.internals_.housekeeping.consumer = config.consumer;
   w.internals_.housekeeping.heartbeat = nlohmann::json{
       {"consumer", config.consumer},
-      {"runtime", config.runtime},
+      {"runtime", std::string(backendName(config.runtime.backend))},
       {"http", w.http_->address().toString()},
       {"max_concurrency", config.max_concurrency},
       {"started",
@@ -224,7 +229,7 @@ void Worker::run() {
                                  {"stream", config_.stream},
                                  {"group", config_.group},
                                  {"consumer", config_.consumer},
-                                 {"runtime", config_.runtime},
+                                 {"runtime", std::string(backendName(config_.runtime.backend))},
                                  {"apps", config_.apps.string()},
                                  {"max_concurrency", std::to_string(config_.max_concurrency)},
                                  {"max_event_bytes", formatSize(config_.max_event_bytes)},

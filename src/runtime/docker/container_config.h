@@ -17,11 +17,11 @@ inline constexpr std::string_view kDefaultDockerHost = "unix:///var/run/docker.s
 /// rejected (kInvalidArgument) because Relay only speaks to a local daemon.
 Result<std::string> socketPathFromDockerHost(std::string_view docker_host);
 
-/// The image used when an app names none, per language.
+/// The image used when an app names none, per language (tests substitute their own).
 struct DefaultImages {
-  std::string exec = "debian:12-slim";
-  std::string python3 = "python:3.12-slim";
-  std::string node = "node:20-slim";
+  std::string exec = std::string(defaultImage(Language::kExec));
+  std::string python3 = std::string(defaultImage(Language::kPython3));
+  std::string node = std::string(defaultImage(Language::kNode));
 
   const std::string& forLanguage(Language language) const;
 };

@@ -14,6 +14,7 @@
 #include "runtime/child_process.h"
 #include "runtime/docker/attach_stream.h"
 #include "runtime/handler_command.h"
+#include "runtime/handler_resolver.h"
 #include "runtime/output_lines.h"
 
 namespace relay::runtime::docker {
@@ -58,7 +59,7 @@ Status checkAppFiles(const InvocationSpec& spec) {
                           " is not readable by the container user (uid 65534): make it "
                           "world-readable (chmod o+rx)");
   }
-  auto file = resolveHandlerFile(spec);
+  auto file = resolveHandler(spec.language, spec.app_dir, spec.handler);
   if (!file) return file.error();
   return {};
 }
@@ -78,11 +79,6 @@ ChildProcess::Termination terminationOf(int exit_code, bool timed_out) {
 }
 
 }  // namespace
-
-std::string dockerHostFromEnvironment() {
-  const char* value = std::getenv("DOCKER_HOST");
-  return value != nullptr && *value != '\0' ? value : std::string(kDefaultDockerHost);
-}
 
 Result<std::unique_ptr<DockerRuntime>> DockerRuntime::create(Clock& clock,
                                                              DockerSettings settings) {

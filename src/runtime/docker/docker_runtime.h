@@ -64,7 +64,7 @@ class DockerRuntime final : public Runtime {
   /// Removes containers that an earlier Relay process on this host left behind when it
   /// crashed (ContainerReaper::reapStale): those of a process that no longer exists, and any
   /// past its deadline. Call at start, before run(). Returns how many were removed.
-  Result<std::size_t> reapStale() { return reaper_.reapStale(); }
+  Result<std::size_t> reapStale() override { return reaper_.reapStale(); }
   ContainerReaper& reaper() { return reaper_; }
 
   /// This instance's value of the `relay.owner` label.
@@ -87,8 +87,5 @@ class DockerRuntime final : public Runtime {
   std::string owner_;
   ContainerReaper reaper_;
 };
-
-/// DOCKER_HOST from the environment, or the default when unset or empty.
-std::string dockerHostFromEnvironment();
 
 }  // namespace relay::runtime::docker

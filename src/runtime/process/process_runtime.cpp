@@ -5,6 +5,7 @@
 
 #include "runtime/child_process.h"
 #include "runtime/handler_command.h"
+#include "runtime/handler_resolver.h"
 
 namespace relay::runtime {
 
@@ -16,7 +17,8 @@ Availability ProcessRuntime::availability(const InvocationSpec& app_spec) const 
   if (!std::filesystem::is_directory(app_spec.app_dir, ec)) {
     return {false, "app directory " + app_spec.app_dir.string() + " does not exist"};
   }
-  if (auto file = resolveHandlerFile(app_spec); !file.ok()) return {false, file.error().message};
+  if (auto file = resolveHandler(app_spec.language, app_spec.app_dir, app_spec.handler); !file.ok())
+    return {false, file.error().message};
   if (app_spec.language != Language::kExec) {
     const char* interpreter = languageName(app_spec.language);
     if (!findExecutable(interpreter, search_path_)) {

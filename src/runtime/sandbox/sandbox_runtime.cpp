@@ -8,6 +8,7 @@
 
 #include "runtime/child_process.h"
 #include "runtime/handler_command.h"
+#include "runtime/handler_resolver.h"
 #include "runtime/handover.h"
 #include "runtime/output_lines.h"
 #include "runtime/sandbox/prewarmed_sandbox.h"
@@ -132,7 +133,8 @@ Availability SandboxRuntime::availability(const InvocationSpec& app_spec) const 
                        " is not readable by the sandbox user (uid " +
                        std::to_string(settings_.uid) + "): make it and its parents world-readable"};
   }
-  if (auto file = resolveHandlerFile(app_spec); !file.ok()) return {false, file.error().message};
+  if (auto file = resolveHandler(app_spec.language, app_spec.app_dir, app_spec.handler); !file.ok())
+    return {false, file.error().message};
   if (app_spec.language != Language::kExec) {
     const char* interpreter = languageName(app_spec.language);
     if (!findExecutable(interpreter, "/usr/local/bin:/usr/bin")) {

@@ -13,6 +13,7 @@
 
 #include "integration/docker/docker_fixture.h"
 #include "runtime/docker/container_config.h"
+#include "worker/runtime_factory.h"
 
 namespace relay::runtime::testing {
 namespace {
@@ -332,6 +333,24 @@ TEST_F(DockerRuntime, ReapStaleRemovesLeftoversOfADeadRelayOnThisHostOnly) {
   EXPECT_EQ(containersOf(elsewhere).size(), 1u);
   EXPECT_TRUE(runtime_->api().remove(alive_id).ok());
   EXPECT_TRUE(runtime_->api().remove(elsewhere_id).ok());
+}
+
+TEST_F(DockerRuntime, BuildingTheBackendRemovesNothingOnlyAnExplicitReapDoes) {
+  const std::string own = runtime_->owner();
+  const InvocationSpec dead = script("exit 0");
+  leaveContainer(*runtime_, dead,
+                 own.substr(0, own.find('/')) + "/" + std::to_string(deadPid()) + "/1");
+  // What `relay app ls --runtime docker` builds: the backend, then an availability check.
+  auto backend =
+      worker::makeRuntime(worker::Backend::kDocker, clock_, dockerTestSettings().docker_host);
+  ASSERT_TRUE(backend.ok()) << backend.error().message;
+  (void)(*backend)->availability(dead);
+  EXPECT_EQ(containersOf(dead).size(), 1u);
+  // What `relay start` does once it has built the backend.
+  const auto reaped = (*backend)->reapStale();
+  ASSERT_TRUE(reaped.ok()) << reaped.error().message;
+  EXPECT_GE(*reaped, 1u);
+  EXPECT_TRUE(containersOf(dead).empty());
 }
 
 }  // namespace

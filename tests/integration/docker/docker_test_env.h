@@ -8,6 +8,7 @@
 
 #include "common/clock.h"
 #include "runtime/docker/docker_runtime.h"
+#include "worker/config.h"
 
 namespace relay::runtime::testing {
 
@@ -21,7 +22,10 @@ inline std::string environmentOr(const char* variable, const char* fallback) {
 /// images scripts/lib/dockerd.sh builds offline (no registry is reachable).
 inline docker::DockerSettings dockerTestSettings() {
   docker::DockerSettings settings;
-  settings.docker_host = docker::dockerHostFromEnvironment();
+  // DOCKER_HOST as `relay start` reads it (the default socket when unset).
+  if (const auto runtime = worker::loadRuntimeConfig(worker::processEnvironment(), "docker")) {
+    settings.docker_host = runtime->docker_host;
+  }
   settings.default_images.exec =
       environmentOr("RELAY_TEST_DOCKER_EXEC_IMAGE", "relay-test/exec:latest");
   settings.default_images.python3 =

@@ -37,7 +37,7 @@ void PipelineTest::build(int max_concurrency) {
   app::RegistrySettings settings;
   settings.apps_root = apps_.path();
   settings.keeper = keeper_hook_;
-  settings.availability = [this](const app::App& app) -> app::Availability {
+  settings.availability = [this](const app::App& app) -> runtime::Availability {
     for (const app::Rule& rule : app.rules) {
       auto available = runtime_.availability(availabilitySpec(app, rule.handler));
       if (!available.available) return {false, available.reason};

@@ -21,7 +21,7 @@ TEST(AppLoader, FillsInEveryDefault) {
   const App& app = *result.app;
   EXPECT_EQ(app.name, "audit");
   EXPECT_EQ(app.dir, root.appDir("audit"));
-  EXPECT_EQ(app.runtime, RuntimeKind::kExec);
+  EXPECT_EQ(app.runtime, runtime::Language::kExec);
   EXPECT_EQ(app.image, "debian:12-slim");
   EXPECT_EQ(app.concurrency, 4);
   EXPECT_FALSE(app.network);
@@ -36,7 +36,7 @@ TEST(AppLoader, FillsInEveryDefault) {
   EXPECT_EQ(app.rules[0].line, 3);
   ASSERT_NE(app.rules[0].pattern, nullptr);
   EXPECT_TRUE(app.schedules.empty());
-  EXPECT_EQ(result.runtime, RuntimeKind::kExec);
+  EXPECT_EQ(result.runtime, runtime::Language::kExec);
 }
 
 TEST(AppLoader, KeepsEveryExplicitValue) {
@@ -72,7 +72,7 @@ schedules:
   const LoadResult result = root.load("users");
   ASSERT_TRUE(result.ok()) << ::testing::PrintToString(errorStrings(result));
   const App& app = *result.app;
-  EXPECT_EQ(app.runtime, RuntimeKind::kPython3);
+  EXPECT_EQ(app.runtime, runtime::Language::kPython3);
   EXPECT_EQ(app.image, "python:3.11-alpine");
   EXPECT_EQ(app.concurrency, 16);
   EXPECT_TRUE(app.network);
@@ -133,7 +133,7 @@ TEST(AppLoader, ReportsTheDeclaredRuntimeOfAnInvalidTemplate) {
   root.writeTemplate("broken", "runtime: node\nconcurrency: -1\n");
   const LoadResult result = root.load("broken");
   EXPECT_FALSE(result.ok());
-  EXPECT_EQ(result.runtime, RuntimeKind::kNode);
+  EXPECT_EQ(result.runtime, runtime::Language::kNode);
   EXPECT_EQ(result.errors.size(), 1u);
 }
 

@@ -31,10 +31,5 @@ TEST(Names, EnvNamesAreCIdentifiers) {
   EXPECT_FALSE(isValidEnvName(""));
 }
 
-TEST(Names, DollarIsALetterOnlyWhenAllowed) {
-  EXPECT_FALSE(isIdentifier("$handler"));
-  EXPECT_TRUE(isIdentifier("$handler", /*allow_dollar=*/true));
-}
-
 }  // namespace
 }  // namespace relay::app

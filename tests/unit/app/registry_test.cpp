@@ -52,7 +52,7 @@ TEST(Registry, NeverValidAppIsNeitherLoadedNorAvailable) {
   EXPECT_FALSE(broken->status.loaded);
   EXPECT_FALSE(broken->status.available);
   EXPECT_EQ(broken->app, nullptr);
-  EXPECT_EQ(broken->runtime, RuntimeKind::kExec);
+  EXPECT_EQ(broken->runtime, runtime::Language::kExec);
   EXPECT_EQ(broken->errors.size(), 2u);
   EXPECT_EQ(broken->status.reason,
             "invalid template.yaml:2:14: concurrency: must be between 1 and 1024, got 0 (+1 more "
@@ -177,8 +177,8 @@ TEST(Registry, AvailabilityCheckDecidesWhetherAValidAppIsAvailable) {
   root.writeExecApp("billing");
   std::atomic<bool> image_present = false;
   const auto registry = makeRegistry(root, [&image_present](const App& app) {
-    if (app.name == "audit" || image_present) return Availability{};
-    return Availability{false, "image debian:12-slim is not present"};
+    if (app.name == "audit" || image_present) return runtime::Availability{};
+    return runtime::Availability{false, "image debian:12-slim is not present"};
   });
   EXPECT_TRUE(registry->snapshot()->find("audit")->status.available);
   const AppEntry* billing = registry->snapshot()->find("billing");

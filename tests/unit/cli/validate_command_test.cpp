@@ -113,17 +113,15 @@ TEST_F(ValidateCommand, BothAppsAndAppDirIsAUsageError) {
 TEST_F(ValidateCommand, UnknownRuntimeFlagIsAUsageError) {
   const auto result = run({"validate", "--apps", root(), "--runtime", "vm"});
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_EQ(result.err,
-            "relay validate: invalid --runtime \"vm\" (expected sandbox, docker or process)\n");
+  EXPECT_EQ(result.err, "relay validate: --runtime=\"vm\": expected sandbox, docker or process\n");
 }
 
 TEST_F(ValidateCommand, UnknownRuntimeVariableIsAUsageErrorNamingIt) {
   ScopedEnv runtime("RELAY_RUNTIME", "kvm");
   const auto result = run({"validate", "--apps", root()});
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_EQ(
-      result.err,
-      "relay validate: invalid RELAY_RUNTIME \"kvm\" (expected sandbox, docker or process)\n");
+  EXPECT_EQ(result.err,
+            "relay validate: RELAY_RUNTIME=\"kvm\": expected sandbox, docker or process\n");
   EXPECT_EQ(run({"validate", "--apps", root(), "--runtime", "process"}).exit_code, 0);
 }
 

@@ -34,7 +34,7 @@ TEST(ConsoleConfig, TakesTheWorkersConfigurationAndTheFlags) {
   EXPECT_EQ(config->worker.stream, "orders");
   EXPECT_EQ(config->worker.group, "g");
   EXPECT_EQ(config->worker.apps, "/other/apps");
-  EXPECT_EQ(config->worker.runtime, "process");
+  EXPECT_EQ(config->worker.runtime.backend, worker::Backend::kProcess);
   EXPECT_TRUE(config->read_only);
 }
 

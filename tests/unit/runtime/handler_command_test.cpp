@@ -4,8 +4,6 @@
 
 #include <algorithm>
 
-#include "fakes/temp_dir.h"
-
 namespace relay::runtime {
 namespace {
 
@@ -67,36 +65,6 @@ TEST(HandlerCommand, InterpretersGetTheBootstrapHandlerAndRoot) {
   EXPECT_EQ(node[0], "node");
   EXPECT_EQ(node[2], nodeBootstrap());
   EXPECT_EQ(node[4], "/srv/app");
-}
-
-TEST(ResolveHandlerFile, FindsEachRuntimesFile) {
-  testing::TempDir dir;
-  dir.write("bin/run.sh", "#!/bin/sh\n", 0755);
-  dir.write("bin/plain.sh", "#!/bin/sh\n", 0644);
-  dir.write("events/created.py", "def handler(e): pass\n");
-  InvocationSpec s = spec(Language::kExec, "bin/run.sh");
-  s.app_dir = dir.path();
-  EXPECT_TRUE(resolveHandlerFile(s).ok());
-  s.handler = "bin/plain.sh";
-  ASSERT_FALSE(resolveHandlerFile(s).ok());
-  EXPECT_NE(resolveHandlerFile(s).error().message.find("not executable"), std::string::npos);
-  s.handler = "bin/missing.sh";
-  EXPECT_NE(resolveHandlerFile(s).error().message.find("does not exist"), std::string::npos);
-  s.language = Language::kPython3;
-  s.handler = "events.created.handler";
-  EXPECT_EQ(*resolveHandlerFile(s), dir.path() / "events/created.py");
-  s.handler = "events.deleted.handler";
-  EXPECT_FALSE(resolveHandlerFile(s).ok());
-  s.language = Language::kNode;
-  s.handler = "orders.fn";
-  EXPECT_FALSE(resolveHandlerFile(s).ok());
-  // Each newly written candidate outranks the ones before it: .mjs, index.mjs, .js, index.js,
-  // .cjs is the resolution order.
-  for (const char* file :
-       {"orders.cjs", "orders/index.js", "orders.js", "orders/index.mjs", "orders.mjs"}) {
-    dir.write(file, "export function fn() {}\n");
-    EXPECT_EQ(*resolveHandlerFile(s), dir.path() / file);
-  }
 }
 
 }  // namespace

@@ -1,8 +1,6 @@
-#include "app/handler_resolver.h"
+#include "runtime/handler_resolver.h"
 
-#include "app/names.h"
-
-namespace relay::app {
+namespace relay::runtime {
 namespace {
 
 std::vector<std::string_view> split(std::string_view text, char separator) {
@@ -23,6 +21,9 @@ bool hasControlCharacter(std::string_view text) {
   return false;
 }
 
+bool isLetter(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
 std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
 // Where `file` really lives, if it stays inside `app_dir`; both are resolved through symlinks.
@@ -39,12 +40,22 @@ bool staysInside(const std::filesystem::path& app_dir, const std::filesystem::pa
 
 }  // namespace
 
-Status checkHandlerName(RuntimeKind runtime, std::string_view handler) {
+bool isIdentifier(std::string_view name, bool allow_dollar) {
+  if (name.empty()) return false;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    const char c = name[i];
+    const bool letter = isLetter(c) || c == '_' || (allow_dollar && c == '$');
+    if (!letter && (i == 0 || !isDigit(c))) return false;
+  }
+  return true;
+}
+
+Status checkHandlerName(Language language, std::string_view handler) {
   if (handler.empty()) return Error::invalid("handler must not be empty");
   if (hasControlCharacter(handler)) {
     return Error::invalid("handler must not contain control characters");
   }
-  if (runtime == RuntimeKind::kExec) {
+  if (language == Language::kExec) {
     if (handler.front() == '/') {
       return Error::invalid(
           "expected a path relative to the app directory (e.g. bin/handler.sh)"
@@ -64,33 +75,32 @@ Status checkHandlerName(RuntimeKind runtime, std::string_view handler) {
   const std::vector<std::string_view> parts = split(handler, '.');
   bool identifiers = parts.size() >= 2;
   for (const std::string_view part : parts) {
-    identifiers = identifiers && isIdentifier(part, /*allow_dollar=*/runtime == RuntimeKind::kNode);
+    identifiers = identifiers && isIdentifier(part, /*allow_dollar=*/language == Language::kNode);
   }
   if (!identifiers) {
     return Error::invalid(
-        "expected module.function for runtime " + std::string(runtimeName(runtime)) +
+        "expected module.function for runtime " + std::string(languageName(language)) +
         " (dot-separated identifiers, e.g. handlers.users.on_insert), got " + quoted(handler));
   }
   return {};
 }
 
-std::vector<std::filesystem::path> handlerCandidates(RuntimeKind runtime,
-                                                     std::string_view handler) {
-  if (runtime == RuntimeKind::kExec) return {std::filesystem::path(handler)};
+std::vector<std::filesystem::path> handlerCandidates(Language language, std::string_view handler) {
+  if (language == Language::kExec) return {std::filesystem::path(handler)};
   const std::size_t last_dot = handler.rfind('.');
   std::string module(handler.substr(0, last_dot));
   for (char& c : module) {
     if (c == '.') c = '/';
   }
-  if (runtime == RuntimeKind::kPython3) return {module + ".py"};
+  if (language == Language::kPython3) return {module + ".py"};
   return {module + ".mjs", module + "/index.mjs", module + ".js", module + "/index.js",
           module + ".cjs"};
 }
 
-Result<HandlerTarget> resolveHandler(RuntimeKind runtime, const std::filesystem::path& app_dir,
+Result<HandlerTarget> resolveHandler(Language language, const std::filesystem::path& app_dir,
                                      std::string_view handler) {
-  if (Status syntax = checkHandlerName(runtime, handler); !syntax) return syntax.error();
-  const std::vector<std::filesystem::path> candidates = handlerCandidates(runtime, handler);
+  if (Status syntax = checkHandlerName(language, handler); !syntax) return syntax.error();
+  const std::vector<std::filesystem::path> candidates = handlerCandidates(language, handler);
   for (const std::filesystem::path& candidate : candidates) {
     const std::filesystem::path full = app_dir / candidate;
     std::error_code ec;
@@ -104,7 +114,7 @@ Result<HandlerTarget> resolveHandler(RuntimeKind runtime, const std::filesystem:
     if (!std::filesystem::is_regular_file(status)) {
       return Error::invalid(candidate.string() + " is not a regular file");
     }
-    if (runtime == RuntimeKind::kExec) {
+    if (language == Language::kExec) {
       const auto perms = status.permissions();
       constexpr auto kAnyExec = std::filesystem::perms::owner_exec |
                                 std::filesystem::perms::group_exec |
@@ -118,7 +128,7 @@ Result<HandlerTarget> resolveHandler(RuntimeKind runtime, const std::filesystem:
     return HandlerTarget{candidate, std::string(handler.substr(handler.rfind('.') + 1))};
   }
   if (candidates.size() == 1) {
-    return Error::notFound(runtime == RuntimeKind::kExec
+    return Error::notFound(language == Language::kExec
                                ? candidates.front().string() +
                                      " does not exist in the app directory"
                                : quoted(handler) + " needs " + candidates.front().string() +
@@ -132,4 +142,4 @@ Result<HandlerTarget> resolveHandler(RuntimeKind runtime, const std::filesystem:
                          "; none exists in the app directory");
 }
 
-}  // namespace relay::app
+}  // namespace relay::runtime
