@@ -9,6 +9,7 @@
 #include "app/registry.h"
 #include "cli/app_flags.h"
 #include "cli/command.h"
+#include "cli/print_sink.h"
 #include "cli/redis_session.h"
 #include "cli/table.h"
 #include "common/system_clock.h"
@@ -165,16 +166,6 @@ void runInspect(const EntryOptions& options, CommandContext& context) {
   printEvent(field(*entry, "event"), context.out);
   if (const std::string* tail = entry->find("output_tail")) printOutputTail(*tail, context.out);
 }
-
-/// Handler output goes to the command's stdout as the runtime prefixed it.
-class PrintSink final : public runtime::OutputSink {
- public:
-  explicit PrintSink(std::ostream& out) : out_(out) {}
-  void line(std::string_view prefixed_line) override { out_ << prefixed_line << "\n"; }
-
- private:
-  std::ostream& out_;
-};
 
 void runReplay(const EntryOptions& options, CommandContext& context) {
   if (!validId(options.id, "replay", context)) return;

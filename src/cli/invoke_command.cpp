@@ -4,8 +4,8 @@
 #include <memory>
 
 #include "cli/loaded_apps.h"
+#include "cli/print_sink.h"
 #include "common/duration.h"
-#include "common/printable.h"
 #include "common/rfc3339.h"
 #include "common/system_clock.h"
 #include "event/event.h"
@@ -19,18 +19,6 @@ struct InvokeOptions {
   AppFlags flags;
   std::string name;
   std::string event;
-};
-
-class StreamSink final : public runtime::OutputSink {
- public:
-  explicit StreamSink(std::ostream& out) : out_(out) {}
-  // Control characters escaped: the handler's output must not drive the terminal.
-  void line(std::string_view text) override {
-    out_ << printable(text, KeepControls::kTab) << '\n' << std::flush;
-  }
-
- private:
-  std::ostream& out_;
 };
 
 std::string millis(std::chrono::nanoseconds duration) {
@@ -63,7 +51,7 @@ void invoke(const InvokeOptions& options, CommandContext& context) {
       "manual-" + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
                                      clock.now().time_since_epoch())
                                      .count());
-  StreamSink sink(context.out);
+  PrintSink sink(context.out);
   int matched = 0;
   int failed = 0;
   for (const app::Rule& rule : app.rules) {
