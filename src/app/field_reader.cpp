@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "app/yaml_document.h"
-#include "app/yaml_value.h"
 #include "common/size.h"
+#include "yaml/core_schema.h"
 
 namespace relay::app {
 namespace {
@@ -37,8 +37,8 @@ std::string joined(std::initializer_list<std::string_view> names) {
 
 // A scalar's text, for the scalar types that may spell a duration or a size.
 bool isTextual(const YAML::Node& node) {
-  const YamlType type = yamlType(node);
-  return type == YamlType::kString || type == YamlType::kInt || type == YamlType::kFloat;
+  const yaml::Type type = yaml::typeOf(node);
+  return type == yaml::Type::kString || type == yaml::Type::kInt || type == yaml::Type::kFloat;
 }
 
 }  // namespace
@@ -62,7 +62,7 @@ void FieldReader::error(const Field& field, const std::string& message) {
 }
 
 void FieldReader::expected(const Field& field, const std::string& what, const std::string& hint) {
-  error(field, "expected " + what + ", got " + describeYaml(field.value) + hint);
+  error(field, "expected " + what + ", got " + yaml::describe(field.value) + hint);
 }
 
 std::optional<std::map<std::string, Field>> FieldReader::readMap(
@@ -97,9 +97,10 @@ std::optional<std::map<std::string, Field>> FieldReader::readMap(
 }
 
 std::optional<std::string> FieldReader::readString(const Field& field) {
-  const YamlType type = yamlType(field.value);
-  if (type == YamlType::kString) return field.value.Scalar();
-  const bool scalar = type == YamlType::kBool || type == YamlType::kInt || type == YamlType::kFloat;
+  const yaml::Type type = yaml::typeOf(field.value);
+  if (type == yaml::Type::kString) return field.value.Scalar();
+  const bool scalar =
+      type == yaml::Type::kBool || type == yaml::Type::kInt || type == yaml::Type::kFloat;
   expected(field, "a string",
            scalar ? " (quote it if you mean the text: \"" + field.value.Scalar() + "\")" : "");
   return std::nullopt;
@@ -107,9 +108,9 @@ std::optional<std::string> FieldReader::readString(const Field& field) {
 
 std::optional<std::int64_t> FieldReader::readInt(const Field& field, std::int64_t min,
                                                  std::int64_t max) {
-  const std::optional<std::int64_t> value = yamlInt(field.value);
+  const std::optional<std::int64_t> value = yaml::intValue(field.value);
   if (!value) {
-    const bool quoted_number = yamlType(field.value) == YamlType::kString &&
+    const bool quoted_number = yaml::typeOf(field.value) == yaml::Type::kString &&
                                !field.value.Scalar().empty() &&
                                std::all_of(field.value.Scalar().begin(), field.value.Scalar().end(),
                                            [](char c) { return c >= '0' && c <= '9'; });
@@ -125,11 +126,11 @@ std::optional<std::int64_t> FieldReader::readInt(const Field& field, std::int64_
 }
 
 std::optional<bool> FieldReader::readBool(const Field& field) {
-  if (const std::optional<bool> value = yamlBool(field.value)) return value;
+  if (const std::optional<bool> value = yaml::boolValue(field.value)) return value;
   std::string hint;
-  if (isYaml11Boolean(field.value)) {
+  if (yaml::isYaml11Boolean(field.value)) {
     hint = " (YAML 1.1 spellings such as yes, no, on, off are strings here)";
-  } else if (yamlType(field.value) == YamlType::kString &&
+  } else if (yaml::typeOf(field.value) == yaml::Type::kString &&
              (field.value.Scalar() == "true" || field.value.Scalar() == "false")) {
     hint = " (remove the quotes)";
   }
@@ -138,9 +139,14 @@ std::optional<bool> FieldReader::readBool(const Field& field) {
 }
 
 std::optional<double> FieldReader::readNumber(const Field& field, double min, double max) {
-  const std::optional<double> value = yamlNumber(field.value);
-  if (!value) {
+  const yaml::Type type = yaml::typeOf(field.value);
+  if (type != yaml::Type::kInt && type != yaml::Type::kFloat) {
     expected(field, "a number");
+    return std::nullopt;
+  }
+  const Result<double> value = yaml::numberValue(field.value);
+  if (!value) {
+    error(field, value.error().message);
     return std::nullopt;
   }
   if (*value < min || *value > max) {
@@ -149,7 +155,7 @@ std::optional<double> FieldReader::readNumber(const Field& field, double min, do
     error(field, range.str());
     return std::nullopt;
   }
-  return value;
+  return *value;
 }
 
 std::optional<Millis> FieldReader::readDuration(const Field& field, Millis max) {

@@ -1,6 +1,6 @@
 #include "app/template_errors.h"
 
-#include "app/yaml_value.h"
+#include "yaml/core_schema.h"
 
 namespace relay::app {
 
@@ -9,7 +9,7 @@ void TemplateErrors::add(int line, int column, std::string message) {
 }
 
 void TemplateErrors::add(const YAML::Node& at, std::string message) {
-  add(yamlLine(at), yamlColumn(at), std::move(message));
+  add(yaml::line(at), yaml::column(at), std::move(message));
 }
 
 std::vector<Diagnostic> TemplateErrors::take() {

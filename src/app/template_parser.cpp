@@ -8,10 +8,10 @@
 #include "app/field_reader.h"
 #include "app/names.h"
 #include "app/yaml_document.h"
-#include "app/yaml_value.h"
 #include "pattern/compiler.h"
 #include "pattern/pattern.h"
 #include "runtime/handler_resolver.h"
+#include "yaml/core_schema.h"
 
 namespace relay::app {
 namespace {
@@ -34,8 +34,8 @@ class TemplateParser {
   ParsedTemplate parse(const YAML::Node& root) {
     const Field document{"", root, std::nullopt};
     if (!root.IsMap()) {
-      errors_.add(
-          root, "template must be a map of keys (runtime, events, ...), got " + describeYaml(root));
+      errors_.add(root, "template must be a map of keys (runtime, events, ...), got " +
+                            yaml::describe(root));
       return {};
     }
     const auto fields = reader_.readMap(
@@ -87,8 +87,8 @@ class TemplateParser {
 
   void readEnv(const Field& field, App& app) {
     if (!field.value.IsMap()) {
-      reader_.error(field,
-                    "expected a map of variable names to values, got " + describeYaml(field.value));
+      reader_.error(
+          field, "expected a map of variable names to values, got " + yaml::describe(field.value));
       return;
     }
     for (const auto& pair : field.value) {
@@ -107,12 +107,13 @@ class TemplateParser {
                                                          "variables of every handler itself"));
       }
       const Field value{childPath(field.path, key), pair.second, pair.first};
-      const YamlType type = yamlType(pair.second);
-      if (type == YamlType::kNull) {
+      const yaml::Type type = yaml::typeOf(pair.second);
+      if (type == yaml::Type::kNull) {
         reader_.error(value, "expected a value (write \"\" for an empty string)");
-      } else if (type == YamlType::kMap || type == YamlType::kList || type == YamlType::kTagged) {
+      } else if (type == yaml::Type::kMap || type == yaml::Type::kList ||
+                 type == yaml::Type::kTagged) {
         reader_.error(value,
-                      "expected a string, number or boolean, got " + describeYaml(pair.second));
+                      "expected a string, number or boolean, got " + yaml::describe(pair.second));
       } else if (pair.second.Scalar().find('\0') != std::string::npos) {
         reader_.error(value, "must not contain a NUL byte");
       } else {
@@ -155,7 +156,7 @@ class TemplateParser {
   template <typename Each>
   void forEachElement(const Field& field, const std::string& what, Each each) {
     if (!field.value.IsSequence()) {
-      reader_.error(field, "expected a list of " + what + ", got " + describeYaml(field.value));
+      reader_.error(field, "expected a list of " + what + ", got " + yaml::describe(field.value));
       return;
     }
     std::size_t index = 0;
@@ -177,10 +178,10 @@ class TemplateParser {
                         {"handler", "pattern", "timeout", "retries"}, {"handler", "pattern"});
     if (!fields) return std::nullopt;
     Rule rule;
-    rule.line = yamlLine(field.value);
+    rule.line = yaml::line(field.value);
     if (const Field* handler = find(*fields, "handler")) {
       if (auto name = readHandler(*handler)) {
-        const auto [it, inserted] = handler_lines.emplace(*name, yamlLine(handler->value));
+        const auto [it, inserted] = handler_lines.emplace(*name, yaml::line(handler->value));
         if (!inserted) {
           reader_.error(*handler, "duplicate handler \"" + *name + "\"" + firstAt(it->second) +
                                       "; handlers must be unique within an app");
@@ -201,15 +202,15 @@ class TemplateParser {
   void compilePattern(const Field& field, Rule& rule) {
     if (field.value.IsNull()) {
       reader_.error(field, "expected a map of field conditions (e.g. {table_name: [users]}), got " +
-                               describeYaml(field.value));
+                               yaml::describe(field.value));
       return;
     }
     pattern::CompileResult result = pattern::compile(field.value);
     if (const auto* problems = std::get_if<std::vector<pattern::CompileError>>(&result)) {
       for (const pattern::CompileError& problem : *problems) {
         const bool located = problem.line > 0;
-        errors_.add(located ? problem.line : yamlLine(field.value),
-                    located ? problem.column : yamlColumn(field.value),
+        errors_.add(located ? problem.line : yaml::line(field.value),
+                    located ? problem.column : yaml::column(field.value),
                     atPath(problem.path.empty() ? field.path : field.path + "." + problem.path,
                            problem.message));
       }
@@ -242,7 +243,7 @@ class TemplateParser {
           reader_.error(*name_field, "\"" + name + "\" is not a valid schedule name (expected " +
                                          std::string(kNamePattern) + ")");
         }
-        const auto [it, inserted] = name_lines.emplace(name, yamlLine(name_field->value));
+        const auto [it, inserted] = name_lines.emplace(name, yaml::line(name_field->value));
         if (!inserted) {
           reader_.error(*name_field,
                         "duplicate schedule name \"" + name + "\"" + firstAt(it->second));
@@ -288,7 +289,7 @@ class TemplateParser {
     if (const Field* payload_field = find(*fields, "payload")) {
       if (!payload_field->value.IsMap()) {
         reader_.error(*payload_field, "expected a map (it becomes a JSON object), got " +
-                                          describeYaml(payload_field->value));
+                                          yaml::describe(payload_field->value));
       } else if (const auto json =
                      yamlToJson(payload_field->value, payload_field->path, &errors_)) {
         payload = dumpJson(*json);
@@ -298,7 +299,7 @@ class TemplateParser {
     std::string cron_text = cron->text();
     return Schedule{std::move(name),  std::move(cron_text), std::move(*cron),
                     std::move(*zone), std::move(handler),   timeout,
-                    retries,          std::move(payload),   yamlLine(field.value)};
+                    retries,          std::move(payload),   yaml::line(field.value)};
   }
 
   const std::string& name_;

@@ -2,7 +2,7 @@
 
 #include <map>
 
-#include "app/yaml_value.h"
+#include "yaml/core_schema.h"
 
 namespace relay::app {
 namespace {
@@ -46,10 +46,10 @@ class KeyChecker {
           continue;
         }
         if (!key.IsScalar()) {
-          errors_.add(key, atPath(path, "keys must be strings, got " + describeYaml(key)));
+          errors_.add(key, atPath(path, "keys must be strings, got " + yaml::describe(key)));
           continue;
         }
-        const auto [it, inserted] = first_line.emplace(key.Scalar(), yamlLine(key));
+        const auto [it, inserted] = first_line.emplace(key.Scalar(), yaml::line(key));
         if (!inserted) {
           errors_.add(key, atPath(path, "duplicate key \"" + key.Scalar() + "\" (first at line " +
                                             std::to_string(it->second) + ")"));
@@ -106,23 +106,23 @@ std::optional<nlohmann::ordered_json> yamlToJson(const YAML::Node& node, const s
     errors->add(node, atPath(path, why));
     return std::nullopt;
   };
-  switch (yamlType(node)) {
-    case YamlType::kNull:
+  switch (yaml::typeOf(node)) {
+    case yaml::Type::kNull:
       return nlohmann::ordered_json(nullptr);
-    case YamlType::kBool:
-      return nlohmann::ordered_json(*yamlBool(node));
-    case YamlType::kInt:
-      if (const auto value = yamlInt(node)) return nlohmann::ordered_json(*value);
-      if (const auto value = yamlNumber(node)) return nlohmann::ordered_json(*value);
+    case yaml::Type::kBool:
+      return nlohmann::ordered_json(*yaml::boolValue(node));
+    case yaml::Type::kInt:
+      if (const auto value = yaml::intValue(node)) return nlohmann::ordered_json(*value);
+      if (const auto value = yaml::numberValue(node)) return nlohmann::ordered_json(*value);
       return unrepresentable(node.Scalar() + " is too large for JSON");
-    case YamlType::kFloat:
-      if (const auto value = yamlNumber(node)) return nlohmann::ordered_json(*value);
+    case yaml::Type::kFloat:
+      if (const auto value = yaml::numberValue(node)) return nlohmann::ordered_json(*value);
       return unrepresentable(node.Scalar() + " cannot be represented in JSON");
-    case YamlType::kString:
+    case yaml::Type::kString:
       return nlohmann::ordered_json(node.Scalar());
-    case YamlType::kTagged:
+    case yaml::Type::kTagged:
       return unrepresentable("YAML tags such as " + node.Tag() + " are not supported");
-    case YamlType::kList: {
+    case yaml::Type::kList: {
       nlohmann::ordered_json array = nlohmann::ordered_json::array();
       bool ok = true;
       std::size_t index = 0;
@@ -137,7 +137,7 @@ std::optional<nlohmann::ordered_json> yamlToJson(const YAML::Node& node, const s
       if (!ok) return std::nullopt;
       return array;
     }
-    case YamlType::kMap: {
+    case yaml::Type::kMap: {
       nlohmann::ordered_json object = nlohmann::ordered_json::object();
       bool ok = true;
       for (const auto& pair : node) {

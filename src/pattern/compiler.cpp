@@ -8,10 +8,11 @@
 #include <utility>
 
 #include "event/event.h"
+#include "pattern/literals.h"
 #include "pattern/now_expression.h"
 #include "pattern/operator_names.h"
 #include "pattern/pattern.h"
-#include "pattern/scalar_typing.h"
+#include "yaml/core_schema.h"
 
 namespace relay::pattern {
 namespace {
@@ -174,7 +175,7 @@ class Compiler {
 
   std::optional<Alternative> compileAlternative(const YAML::Node& node, const std::string& path) {
     if (node.IsNull() || node.IsScalar()) {
-      Result<Literal> literal = typeScalar(node);
+      Result<Literal> literal = literalOf(node);
       if (!literal) {
         error(path, node, literal.error().message);
         return std::nullopt;
@@ -233,7 +234,7 @@ class Compiler {
                 " (operator names cannot be used as field names)");
       return std::nullopt;
     }
-    Result<Literal> typed = typeScalar(operand);
+    Result<Literal> typed = literalOf(operand);
     if (!typed) {
       error(path, operand, typed.error().message);
       return std::nullopt;
@@ -286,8 +287,7 @@ class Compiler {
                 describeLiteral(literal));
       return std::nullopt;
     }
-    if (Result<Literal> number = typePlainScalar(literal.string);
-        number && number->kind == Literal::Kind::kNumber) {
+    if (yaml::plainNumberValue(literal.string).ok()) {
       error(path, at,
             name + " takes a number unquoted: write " + name + ": " + literal.string +
                 " (a quoted operand must be a now()-relative string)");

@@ -1,6 +1,6 @@
 #include "pattern/pattern.h"
 
-#include "pattern/scalar_typing.h"
+#include "pattern/literals.h"
 
 namespace relay::pattern {
 namespace {

@@ -132,6 +132,13 @@ TEST_F(TemplateErrors, CpusOutOfRangeAndPidsZero) {
                       "4:9: resources.pids: must be between 1 and 65536, got 0"}));
 }
 
+TEST_F(TemplateErrors, NonFiniteCpusSayWhyAndSignedNanIsAString) {
+  EXPECT_EQ(errorsFor("runtime: exec\nresources:\n  cpus: .inf\n  pids: -.nan\n"),
+            expected({"3:9: resources.cpus: number .inf is not finite; only finite numbers are "
+                      "supported",
+                      "4:9: resources.pids: expected an integer, got the string \"-.nan\""}));
+}
+
 TEST_F(TemplateErrors, EnvNamesAreCheckedAndRelayNamesReserved) {
   EXPECT_EQ(errorsFor("runtime: exec\nenv:\n  RELAY_APP: x\n  1BAD: y\n  EMPTY:\n  MAP: {a: 1}\n"),
             expected({"3:3: env: RELAY_APP is reserved: Relay sets the RELAY_* variables of every "

@@ -91,6 +91,10 @@ TEST(Compiler, TypesFollowTheYamlCoreSchema) {
             R"y({"a": [true, false, null, null, 1000, 5, 0.5, 31, 15, "1_000", "12abc"]})y");
 }
 
+TEST(Compiler, SignedNanIsAStringAsInTemplates) {
+  EXPECT_EQ(rendered("a: [-.nan, +.nan]"), R"y({"a": ["-.nan", "+.nan"]})y");
+}
+
 TEST(Compiler, BlockScalarsAndStrTagsAreStrings) {
   EXPECT_EQ(rendered("a:\n  - !!str 5\n  - |-\n    12"), R"y({"a": ["5", "12"]})y");
 }
@@ -273,7 +277,7 @@ TEST(Compiler, RejectsBadNowOffsets) {
 
 TEST(Compiler, RejectsNonFiniteAndOutOfRangeNumbers) {
   EXPECT_EQ(onlyError("a: [.inf]"),
-            "a[0]@1:5: number .inf is not finite; only finite numbers can be matched");
+            "a[0]@1:5: number .inf is not finite; only finite numbers are supported");
   EXPECT_EQ(onlyError("a: [{gt: 1e400}]"), "a[0]@1:10: number 1e400 is out of range of a double");
   EXPECT_EQ(onlyError("a: [0x1FFFFFFFFFFFFFFFFF]"),
             "a[0]@1:5: number 0x1FFFFFFFFFFFFFFFFF is out of range (at most 64 bits)");

@@ -11,15 +11,11 @@ class Node;
 
 namespace relay::pattern {
 
-/// Types a YAML scalar or null node as a pattern literal, following the YAML 1.2 core schema:
-/// a plain (untagged, unquoted) scalar is null (`null`, `Null`, `NULL`, `~`, empty), a
-/// boolean (`true`/`True`/`TRUE`/`false`/...), a number (decimal, `0x`/`0o` integers, floats
-/// with exponent) or else a string; a quoted, block or `!!str`-tagged scalar is always a
-/// string. Non-finite numbers (`.inf`, `.nan`, overflow) and other tags are errors.
-Result<Literal> typeScalar(const YAML::Node& node);
-
-/// Types the text of a plain (unquoted, untagged) scalar per the YAML 1.2 core schema.
-Result<Literal> typePlainScalar(std::string_view text);
+/// The literal a YAML scalar or null node stands for, typed by the YAML 1.2 core schema
+/// (yaml::typeOf): null, boolean, number (ints and floats alike, as a finite double; -0 is 0)
+/// or string. Non-finite or out-of-range numbers, other tags and text that is not UTF-8 are
+/// errors.
+Result<Literal> literalOf(const YAML::Node& node);
 
 /// Whether `text` is well-formed UTF-8 (no overlong forms, surrogates or code points past
 /// U+10FFFF). Events are always valid UTF-8, so a pattern string that is not could never match.
