@@ -24,7 +24,7 @@ class Metrics {
   // obsolete_schedule.
   void countEvent(std::string_view outcome);
   // relay_invocations_total{app,handler,outcome}: succeeded, failed, exhausted, unavailable,
-  // blocked, claim_error.
+  // blocked.
   void countInvocation(std::string_view app, std::string_view handler, std::string_view outcome);
   // relay_invocation_duration_seconds
   void observeInvocationSeconds(double seconds);
