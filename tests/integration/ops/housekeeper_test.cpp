@@ -18,17 +18,17 @@ using relay::testing::SpawnedProcess;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-class HousekeeperTest : public relay::testing::RedisTest {
+class Housekeeper : public relay::testing::RedisTest {
  protected:
   void SetUp() override {
     RedisTest::SetUp();
     redis_ = server().connect();
   }
-  std::unique_ptr<Housekeeper> make(HousekeepingSettings settings = {},
-                                    stream::RetentionSettings retention = {}) {
+  std::unique_ptr<worker::Housekeeper> make(HousekeepingSettings settings = {},
+                                            stream::RetentionSettings retention = {}) {
     trimmer_ = std::make_unique<stream::Trimmer>(keys_, retention, metrics_, logger_, clock_);
-    return std::make_unique<Housekeeper>(settings, server().endpoint(), keys_, *trimmer_,
-                                         throughput_, metrics_, logger_, clock_);
+    return std::make_unique<worker::Housekeeper>(settings, server().endpoint(), keys_, *trimmer_,
+                                                 throughput_, metrics_, logger_, clock_);
   }
 
   SystemClock clock_;
@@ -41,7 +41,7 @@ class HousekeeperTest : public relay::testing::RedisTest {
   std::unique_ptr<redis::Connection> redis_;
 };
 
-TEST_F(HousekeeperTest, ItsThreadFlushesTheThroughputCountersAndOnceMoreAtStop) {
+TEST_F(Housekeeper, ItsThreadFlushesTheThroughputCountersAndOnceMoreAtStop) {
   HousekeepingSettings settings;
   settings.refresh_interval = milliseconds(20);
   auto housekeeper = make(settings);
@@ -67,7 +67,7 @@ TEST_F(HousekeeperTest, ItsThreadFlushesTheThroughputCountersAndOnceMoreAtStop) 
   EXPECT_FALSE(last->isNil());
 }
 
-TEST_F(HousekeeperTest, AMissingGroupIsReportedWithItsName) {
+TEST_F(Housekeeper, AMissingGroupIsReportedWithItsName) {
   auto housekeeper = make();
   EXPECT_FALSE(housekeeper->groupState().checked);
   housekeeper->refreshOnce(*redis_);
@@ -77,7 +77,7 @@ TEST_F(HousekeeperTest, AMissingGroupIsReportedWithItsName) {
   EXPECT_NE(state.problem.find("\"relay\""), std::string::npos) << state.problem;
 }
 
-TEST_F(HousekeeperTest, TheGroupExistsAndThePendingGaugeIsItsPelSize) {
+TEST_F(Housekeeper, TheGroupExistsAndThePendingGaugeIsItsPelSize) {
   ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
   for (int i = 0; i < 3; ++i) {
     ASSERT_TRUE(redis_->command({"XADD", "events", "*", "event", "{}"}).ok());
@@ -91,7 +91,7 @@ TEST_F(HousekeeperTest, TheGroupExistsAndThePendingGaugeIsItsPelSize) {
   EXPECT_EQ(metrics_.value("relay_pending_messages"), 2);
 }
 
-TEST_F(HousekeeperTest, ItsThreadKeepsTheStateCurrentAndAppliesRetention) {
+TEST_F(Housekeeper, ItsThreadKeepsTheStateCurrentAndAppliesRetention) {
   // A DLQ entry written 30 days ago: the first pass at start trims it.
   ASSERT_TRUE(redis_->command({"XADD", keys_.dlq(), "1000-0", "reason", "old"}).ok());
   HousekeepingSettings settings;
@@ -113,7 +113,7 @@ TEST_F(HousekeeperTest, ItsThreadKeepsTheStateCurrentAndAppliesRetention) {
   housekeeper->stop();  // idempotent
 }
 
-TEST_F(HousekeeperTest, RedisGoingAwayIsReportedAndRecoveredFrom) {
+TEST_F(Housekeeper, RedisGoingAwayIsReportedAndRecoveredFrom) {
   ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
   HousekeepingSettings settings;
   settings.refresh_interval = milliseconds(50);

@@ -17,15 +17,15 @@ using std::chrono::milliseconds;
 constexpr std::int64_t kDayMs = 86'400'000;
 constexpr std::int64_t kNowMs = 1'790'000'000'000;
 
-class TrimmerTest : public relay::testing::RedisTest {
+class Trimmer : public relay::testing::RedisTest {
  protected:
   void SetUp() override {
     RedisTest::SetUp();
     redis_ = server().connect();
     clock_.setWall(WallTime(milliseconds(kNowMs)));
   }
-  Trimmer trimmer(RetentionSettings settings = {}) {
-    return Trimmer(keys_, settings, metrics_, logger_, clock_);
+  stream::Trimmer trimmer(RetentionSettings settings = {}) {
+    return stream::Trimmer(keys_, settings, metrics_, logger_, clock_);
   }
   // An entry `age_ms` old (its id's millisecond part), with sequence `seq`.
   std::string add(const std::string& key, std::int64_t age_ms, int seq = 0) {
@@ -71,7 +71,7 @@ class TrimmerTest : public relay::testing::RedisTest {
   std::unique_ptr<redis::Connection> redis_;
 };
 
-TEST_F(TrimmerTest, TrimsDeliveredAndAcknowledgedEntriesOlderThanTheRetention) {
+TEST_F(Trimmer, TrimsDeliveredAndAcknowledgedEntriesOlderThanTheRetention) {
   group("relay");
   add("events", 3 * kDayMs);
   add("events", 2 * kDayMs);
@@ -85,7 +85,7 @@ TEST_F(TrimmerTest, TrimsDeliveredAndAcknowledgedEntriesOlderThanTheRetention) {
   EXPECT_NE(log_.str().find("retention trimmed the stream"), std::string::npos);
 }
 
-TEST_F(TrimmerTest, APendingEntryIsNeverTrimmed) {
+TEST_F(Trimmer, APendingEntryIsNeverTrimmed) {
   group("relay");
   const std::string a = add("events", 5 * kDayMs);
   const std::string b = add("events", 4 * kDayMs);
@@ -100,7 +100,7 @@ TEST_F(TrimmerTest, APendingEntryIsNeverTrimmed) {
   EXPECT_TRUE(remaining().empty());
 }
 
-TEST_F(TrimmerTest, AnUnreadEntryIsNeverTrimmedHoweverOld) {
+TEST_F(Trimmer, AnUnreadEntryIsNeverTrimmedHoweverOld) {
   group("relay");
   add("events", 5 * kDayMs);
   const std::string b = add("events", 4 * kDayMs);
@@ -110,7 +110,7 @@ TEST_F(TrimmerTest, AnUnreadEntryIsNeverTrimmedHoweverOld) {
   EXPECT_EQ(remaining(), (std::vector<std::string>{b, c}));
 }
 
-TEST_F(TrimmerTest, ASlowGroupHoldsTrimmingBack) {
+TEST_F(Trimmer, ASlowGroupHoldsTrimmingBack) {
   group("relay");
   group("slow");
   add("events", 5 * kDayMs);
@@ -131,7 +131,7 @@ TEST_F(TrimmerTest, ASlowGroupHoldsTrimmingBack) {
   EXPECT_TRUE(remaining().empty());
 }
 
-TEST_F(TrimmerTest, AGroupCreatedAtTheEndDoesNotNeedTheHistory) {
+TEST_F(Trimmer, AGroupCreatedAtTheEndDoesNotNeedTheHistory) {
   group("relay");
   add("events", 3 * kDayMs);
   ack("relay", read("relay", 10));
@@ -140,7 +140,7 @@ TEST_F(TrimmerTest, AGroupCreatedAtTheEndDoesNotNeedTheHistory) {
   EXPECT_TRUE(remaining().empty());
 }
 
-TEST_F(TrimmerTest, NoGroupNoTrim) {
+TEST_F(Trimmer, NoGroupNoTrim) {
   add("events", 5 * kDayMs);
   auto report = trimmer().trimOnce(*redis_);
   ASSERT_TRUE(report.ok());
@@ -149,14 +149,14 @@ TEST_F(TrimmerTest, NoGroupNoTrim) {
   EXPECT_EQ(remaining().size(), 1u);
 }
 
-TEST_F(TrimmerTest, AMissingStreamIsNothingToTrim) {
+TEST_F(Trimmer, AMissingStreamIsNothingToTrim) {
   auto report = trimmer().trimOnce(*redis_);
   ASSERT_TRUE(report.ok()) << report.error().message;
   EXPECT_EQ(report->stream_trimmed, 0);
   EXPECT_EQ(report->dlq_trimmed, 0);
 }
 
-TEST_F(TrimmerTest, ZeroRetentionNeverTrims) {
+TEST_F(Trimmer, ZeroRetentionNeverTrims) {
   group("relay");
   add("events", 30 * kDayMs);
   add(keys_.dlq(), 30 * kDayMs);
@@ -167,7 +167,7 @@ TEST_F(TrimmerTest, ZeroRetentionNeverTrims) {
   EXPECT_EQ(remaining(keys_.dlq()).size(), 1u);
 }
 
-TEST_F(TrimmerTest, TheDlqIsTrimmedByAgeAlone) {
+TEST_F(Trimmer, TheDlqIsTrimmedByAgeAlone) {
   add(keys_.dlq(), 9 * kDayMs);
   add(keys_.dlq(), 8 * kDayMs);
   const std::string kept = add(keys_.dlq(), 6 * kDayMs);
@@ -178,13 +178,13 @@ TEST_F(TrimmerTest, TheDlqIsTrimmedByAgeAlone) {
   EXPECT_EQ(metrics_.value("relay_trimmed_entries_total", {{"target", "dlq"}}), 2);
 }
 
-TEST_F(TrimmerTest, GroupPositionsReportLastDeliveredAndFirstPending) {
+TEST_F(Trimmer, GroupPositionsReportLastDeliveredAndFirstPending) {
   group("relay");
   const std::string a = add("events", 3 * kDayMs);
   const std::string b = add("events", 2 * kDayMs);
   read("relay", 10);
   ack("relay", {a});
-  auto positions = Trimmer::groupPositions(*redis_, "events");
+  auto positions = stream::Trimmer::groupPositions(*redis_, "events");
   ASSERT_TRUE(positions.ok());
   ASSERT_EQ(positions->size(), 1u);
   EXPECT_EQ((*positions)[0].name, "relay");
@@ -193,7 +193,7 @@ TEST_F(TrimmerTest, GroupPositionsReportLastDeliveredAndFirstPending) {
   EXPECT_EQ((*positions)[0].first_pending->toString(), b);
 }
 
-TEST_F(TrimmerTest, ARedisFailureIsReturnedAndCounted) {
+TEST_F(Trimmer, ARedisFailureIsReturnedAndCounted) {
   ASSERT_TRUE(redis_->command({"SET", "events", "not a stream"}).ok());
   auto report = trimmer().trimOnce(*redis_);
   ASSERT_FALSE(report.ok());

@@ -18,12 +18,12 @@ constexpr milliseconds kDebounce{300};
 
 // inotify queues events synchronously with the file operation, so one non-blocking poll after
 // the operation sees them: these tests never wait for the kernel.
-class WatcherTest : public ::testing::Test {
+class Watcher : public ::testing::Test {
  protected:
   void SetUp() override {
     root_.writeExecApp("audit");
     root_.writeExecApp("billing");
-    auto watcher = Watcher::create(root_.path(), clock_, {.debounce = kDebounce});
+    auto watcher = app::Watcher::create(root_.path(), clock_, {.debounce = kDebounce});
     ASSERT_TRUE(watcher.ok()) << watcher.error().message;
     watcher_ = std::move(watcher).value();
   }
@@ -37,16 +37,16 @@ class WatcherTest : public ::testing::Test {
 
   AppsRoot root_;
   relay::testing::FakeClock clock_;
-  std::unique_ptr<Watcher> watcher_;
+  std::unique_ptr<app::Watcher> watcher_;
 };
 
-TEST_F(WatcherTest, NothingChangedReportsNothing) {
+TEST_F(Watcher, NothingChangedReportsNothing) {
   clock_.advance(kDebounce * 2);
   EXPECT_TRUE(watcher_->poll(milliseconds(0)).empty());
   EXPECT_FALSE(watcher_->hasPending());
 }
 
-TEST_F(WatcherTest, ModifiedTemplateIsReportedAfterTheDebounce) {
+TEST_F(Watcher, ModifiedTemplateIsReportedAfterTheDebounce) {
   root_.writeExecApp("audit", 9);
   EXPECT_TRUE(watcher_->poll(milliseconds(0)).empty());
   EXPECT_TRUE(watcher_->hasPending());
@@ -59,7 +59,7 @@ TEST_F(WatcherTest, ModifiedTemplateIsReportedAfterTheDebounce) {
   EXPECT_FALSE(watcher_->hasPending());
 }
 
-TEST_F(WatcherTest, EveryEventRestartsTheDebounceWindow) {
+TEST_F(Watcher, EveryEventRestartsTheDebounceWindow) {
   root_.writeExecApp("audit", 5);
   EXPECT_TRUE(watcher_->poll(milliseconds(0)).empty());
   clock_.advance(kDebounce - milliseconds(10));
@@ -71,7 +71,7 @@ TEST_F(WatcherTest, EveryEventRestartsTheDebounceWindow) {
   EXPECT_EQ(watcher_->poll(milliseconds(0)).apps, (std::set<std::string>{"audit"}));
 }
 
-TEST_F(WatcherTest, EditorRenameOverTheTemplateIsReported) {
+TEST_F(Watcher, EditorRenameOverTheTemplateIsReported) {
   root_.writeFile("billing", ".template.yaml.swp", "runtime: exec\n");
   ASSERT_EQ(std::rename((root_.appDir("billing") / ".template.yaml.swp").c_str(),
                         root_.templatePath("billing").c_str()),
@@ -79,46 +79,46 @@ TEST_F(WatcherTest, EditorRenameOverTheTemplateIsReported) {
   EXPECT_EQ(settle().apps, (std::set<std::string>{"billing"}));
 }
 
-TEST_F(WatcherTest, ChmodOfAHandlerIsReported) {
+TEST_F(Watcher, ChmodOfAHandlerIsReported) {
   std::filesystem::permissions(root_.appDir("audit") / "bin/h.sh",
                                std::filesystem::perms::owner_read);
   EXPECT_EQ(settle().apps, (std::set<std::string>{"audit"}));
 }
 
-TEST_F(WatcherTest, FilesInNestedHandlerDirectoriesAreWatched) {
+TEST_F(Watcher, FilesInNestedHandlerDirectoriesAreWatched) {
   root_.writeFile("audit", "bin/more/x.sh", "#!/bin/sh\n", 0755);  // new subdirectory
   EXPECT_EQ(settle().apps, (std::set<std::string>{"audit"}));
   root_.writeFile("audit", "bin/more/x.sh", "#!/bin/sh\necho changed\n", 0755);
   EXPECT_EQ(settle().apps, (std::set<std::string>{"audit"}));
 }
 
-TEST_F(WatcherTest, NewAppDirectoryIsReportedAndThenWatched) {
+TEST_F(Watcher, NewAppDirectoryIsReportedAndThenWatched) {
   root_.writeExecApp("crm");
   EXPECT_EQ(settle().apps, (std::set<std::string>{"crm"}));
   root_.writeExecApp("crm", 12);
   EXPECT_EQ(settle().apps, (std::set<std::string>{"crm"}));
 }
 
-TEST_F(WatcherTest, RemovedAppDirectoryIsReported) {
+TEST_F(Watcher, RemovedAppDirectoryIsReported) {
   std::filesystem::remove_all(root_.appDir("billing"));
   EXPECT_EQ(settle().apps, (std::set<std::string>{"billing"}));
 }
 
-TEST_F(WatcherTest, RenamedAppDirectoryReportsBothNames) {
+TEST_F(Watcher, RenamedAppDirectoryReportsBothNames) {
   std::filesystem::rename(root_.appDir("billing"), root_.appDir("invoices"));
   EXPECT_EQ(settle().apps, (std::set<std::string>{"billing", "invoices"}));
   root_.writeExecApp("invoices", 3);  // the moved directory is watched under its new name
   EXPECT_EQ(settle().apps, (std::set<std::string>{"invoices"}));
 }
 
-TEST_F(WatcherTest, HiddenEntriesAtTheRootAreIgnored) {
+TEST_F(Watcher, HiddenEntriesAtTheRootAreIgnored) {
   std::filesystem::create_directories(root_.path() / ".staging");
   clock_.advance(kDebounce);
   EXPECT_TRUE(watcher_->poll(milliseconds(0)).empty());
   EXPECT_FALSE(watcher_->hasPending());
 }
 
-TEST_F(WatcherTest, RemovedRootAsksForARescanAndRecovers) {
+TEST_F(Watcher, RemovedRootAsksForARescanAndRecovers) {
   const std::filesystem::path moved = root_.path().string() + "-moved";
   std::filesystem::rename(root_.path(), moved);
   const ChangeSet changes = watcher_->poll(milliseconds(0));
@@ -129,7 +129,7 @@ TEST_F(WatcherTest, RemovedRootAsksForARescanAndRecovers) {
   EXPECT_EQ(settle().apps, (std::set<std::string>{"audit"}));
 }
 
-TEST_F(WatcherTest, ChangesDriveRegistryReloads) {
+TEST_F(Watcher, ChangesDriveRegistryReloads) {
   auto registry = Registry::create({root_.path(), {}});
   ASSERT_TRUE(registry.ok());
   root_.writeTemplate("audit", "runtime: exec\nconcurrency: 0\n");
@@ -143,7 +143,7 @@ TEST_F(WatcherTest, ChangesDriveRegistryReloads) {
   EXPECT_TRUE(snapshot->find("crm")->status.available);
 }
 
-TEST_F(WatcherTest, PollWaitsAtMostItsTimeout) {
+TEST_F(Watcher, PollWaitsAtMostItsTimeout) {
   // With the fake clock frozen the debounce never ends; poll must still return.
   root_.writeExecApp("audit", 3);
   EXPECT_TRUE(watcher_->poll(milliseconds(5)).empty());
