@@ -49,20 +49,21 @@ ensure_packages() {
   mapfile -t missing < <(missing_packages "${RELAY_PACKAGES[@]}")
   mapfile -t backports < <(missing_packages "${RELAY_BACKPORTS_PACKAGES[@]}")
   if [ ${#missing[@]} -eq 0 ] && [ ${#backports[@]} -eq 0 ]; then
+    log "the Debian packages Relay needs are installed"
     return 0
   fi
-  log "installing ${missing[*]} ${backports[*]}"
+  log "installing with apt: ${missing[*]} ${backports[*]}"
   local sudo=()
   [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   export DEBIAN_FRONTEND=noninteractive
   [ ${#backports[@]} -eq 0 ] || ensure_backports_source
   "${sudo[@]}" apt-get update -qq
   if [ ${#missing[@]} -ne 0 ]; then
-    "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+    "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
   fi
   if [ ${#backports[@]} -ne 0 ]; then
-    "${sudo[@]}" apt-get install -y -qq --no-install-recommends -t bookworm-backports \
-      "${backports[@]}" >/dev/null
+    "${sudo[@]}" apt-get install -y -q --no-install-recommends -t bookworm-backports \
+      "${backports[@]}"
   fi
 }
 
@@ -92,12 +93,24 @@ ensure_browser_test_modules() {
   (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
 }
 
-# build DIR [cmake args...]: configures (once) and builds everything in DIR with ninja.
+# build DIR [TARGET...] [-- CMAKE_ARG...]: configures DIR (the first time only; cmake's output
+# is shown only when it fails) and builds TARGETs, or everything when none is given, with
+# ninja, whose progress ([n/N] per step) stays on the terminal.
 build() {
-  local dir=$1
+  local dir=$1 targets=() cmake_args=()
   shift
+  while [ $# -gt 0 ] && [ "$1" != "--" ]; do targets+=("$1"); shift; done
+  [ $# -eq 0 ] || { shift; cmake_args=("$@"); }
   if [ ! -f "$dir/build.ninja" ]; then
-    cmake -S "$RELAY_ROOT" -B "$dir" -G Ninja "$@" >/dev/null
+    log "configuring $dir/ (cmake ${cmake_args[*]})"
+    local output
+    if ! output=$(cmake -S "$RELAY_ROOT" -B "$dir" -G Ninja "${cmake_args[@]}" 2>&1); then
+      printf '%s\n' "$output" >&2
+      return 1
+    fi
   fi
-  ninja -C "$dir" "${NINJA_ARGS[@]}"
+  local steps
+  steps=$(ninja -C "$dir" -n "${targets[@]}" | grep -c '^\[' || true)
+  log "building ${targets[*]:-everything} in $dir/ ($steps steps to do)"
+  ninja -C "$dir" "${targets[@]}"
 }
