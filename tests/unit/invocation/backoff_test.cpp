@@ -16,8 +16,6 @@ TEST(Backoff, FollowsTheFixedScheduleAndCapsAtTenMinutes) {
   EXPECT_EQ(retryDelay(100), minutes(10));
 }
 
-TEST(Backoff, DefaultRetriesGiveFiveAttempts) { EXPECT_EQ(kDefaultRetries + 1, 5); }
-
 TEST(Backoff, ATestTableIsUsedAsGiven) {
   BackoffTable table{{std::chrono::milliseconds(5), std::chrono::milliseconds(7)}};
   EXPECT_EQ(table.after(1), std::chrono::milliseconds(5));
