@@ -32,8 +32,8 @@ inline constexpr std::uintmax_t kMaxTemplateBytes = 1 << 20;
 LoadResult loadApp(const std::string& name, const std::filesystem::path& dir);
 
 /// The same checks for template `text` kept elsewhere (the last valid template a worker
-/// persisted, docs/apps.md "Reloading"), against the app directory `dir` as it is now (handler
-/// files must exist there). Diagnostics name `origin`.
+/// persisted, docs/apps.md "Loaded, available, and reloads"), against the app directory `dir` as it
+/// is now (handler files must exist there). Diagnostics name `origin`.
 LoadResult loadAppText(const std::string& name, const std::filesystem::path& dir,
                        const std::string& text, const std::string& origin);
 

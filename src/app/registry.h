@@ -33,8 +33,8 @@ struct ReloadReport {
 };
 
 /// Where an app's last valid template is kept beyond this process (Relay keeps it in Redis:
-/// docs/apps.md "Reloading"), so a worker started while a template is invalid still has rules.
-/// Called from the registry's writer side only; may block briefly.
+/// docs/apps.md "Loaded, available, and reloads"), so a worker started while a template is invalid
+/// still has rules. Called from the registry's writer side only; may block briefly.
 struct TemplateKeeper {
   /// A template that just loaded valid: keep it (replacing the previous one).
   std::function<void(const std::string& app, const std::string& text)> keep;

@@ -14,7 +14,7 @@ class App;
 
 namespace relay::cli {
 
-/// The flags of every command that loads apps (relay.md section 7): `--apps DIR` over
+/// The flags of every command that loads apps (docs/apps.md "Commands"): `--apps DIR` over
 /// RELAY_APPS over /apps, and `--runtime R` over RELAY_RUNTIME over sandbox.
 struct AppFlags {
   std::string apps;

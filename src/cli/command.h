@@ -8,7 +8,7 @@ class App;
 
 namespace relay::cli {
 
-/// Exit codes of every command (relay.md section 7).
+/// Exit codes of every command (docs/operations.md "Configuration").
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;  // the operation ran and failed (no match, not found...)
 inline constexpr int kExitUsage = 2;   // usage or validation error

@@ -11,8 +11,8 @@
 
 namespace relay::cli {
 
-/// What the Redis-backed commands (`dlq`, `stats`) work on: the settings of relay.md section 1
-/// and one connection.
+/// What the Redis-backed commands (`dlq`, `stats`) work on: the settings of docs/operations.md
+/// "Configuration" and one connection.
 struct RedisSession {
   worker::WorkerConfig config;
   invocation::StreamKeys keys;

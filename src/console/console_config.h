@@ -9,7 +9,7 @@
 
 namespace relay::console {
 
-/// Everything `relay console` is configured with (docs/console.md "Configuration"): the
+/// Everything `relay console` is configured with (docs/console.md): the
 /// worker's own configuration (Redis, stream, group, apps root, runtime) plus where to serve and
 /// how to guard it.
 struct ConsoleConfig {

@@ -6,8 +6,9 @@
 
 namespace relay::invocation {
 
-/// Names of every Relay-owned key of one stream and group (relay.md section 5). All start with
-/// `relay:<stream>:`, so a hash-tagged stream (`{events}`) keeps them in the stream's slot.
+/// Names of every Relay-owned key of one stream and group (docs/pipeline.md "State in Redis"). All
+/// start with `relay:<stream>:`, so a hash-tagged stream (`{events}`) keeps them in the stream's
+/// slot.
 struct StreamKeys {
   std::string stream;
   std::string group;

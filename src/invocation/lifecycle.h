@@ -24,7 +24,7 @@
 namespace relay::invocation {
 
 /// Fixed internals and configuration of the lifecycle. Tests shorten the waits and the backoff
-/// through this struct; the `relay` binary only sets what relay.md section 1 configures.
+/// through this struct; the `relay` binary only sets what docs/operations.md "Configuration" lists.
 struct LifecycleSettings {
   StreamKeys keys;
   std::string consumer;
@@ -94,7 +94,7 @@ class Lifecycle {
                const std::string& token);
   /// Writes `record` to the message's attempt journal (best effort).
   void journal(LifecycleStore& store, const Message& message, const AttemptRecord& record);
-  /// The one DLQ entry builder (events.md "Dead-letter queue" fields).
+  /// The one DLQ entry builder (docs/pipeline.md "Dead-letter entries").
   DlqEntry dlqEntry(const Message& message, std::string_view kind, std::string app,
                     std::string handler, std::string reason, int attempts) const;
 

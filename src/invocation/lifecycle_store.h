@@ -148,7 +148,7 @@ class LifecycleStore {
                                       const DlqEntry& entry) = 0;
   /// XACK plus retention; refused while a recorded plan is unresolved, except, with
   /// `obsolete_occurrence`, a schedule occurrence's plan none of whose invocations is running
-  /// (its schedule no longer exists: relay.md section 6).
+  /// (its schedule no longer exists: docs/schedules.md "Consumption").
   virtual Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence = false) = 0;
   /// A pending id whose stream entry is gone: XACK and retention of its state, inert once
   /// retained.

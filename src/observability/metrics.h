@@ -13,9 +13,9 @@ namespace relay::observability {
 /// Label set of one series, e.g. {{"app","users"},{"outcome","succeeded"}}; order is kept.
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
-/// Relay's metrics (relay.md section 8): counters and gauges by name and labels, one histogram
-/// of invocation durations, rendered in the Prometheus text format. Thread-safe; every update
-/// is a short critical section, small next to a Redis round trip.
+/// Relay's metrics (docs/operations.md "Metrics"): counters and gauges by name and labels, one
+/// histogram of invocation durations, rendered in the Prometheus text format. Thread-safe; every
+/// update is a short critical section, small next to a Redis round trip.
 class Metrics {
  public:
   Metrics();

@@ -26,7 +26,7 @@ struct CompileError {
 /// Either the compiled pattern or every problem found (never only the first).
 using CompileResult = std::variant<std::shared_ptr<const Pattern>, std::vector<CompileError>>;
 
-/// Compiles the YAML node given as a rule's `pattern:` value (events.md "Pattern syntax").
+/// Compiles the YAML node given as a rule's `pattern:` value (docs/patterns.md "Structure").
 /// Never throws; never widens: anything doubtful is an error.
 CompileResult compile(const YAML::Node& node);
 

@@ -11,8 +11,8 @@
 namespace relay::pattern {
 
 /// Whether `event` matches `pattern` at instant `now` (the reference for temporal cut-offs).
-/// The straightforward recursive evaluation of events.md; the RuleIndex must agree with it on
-/// every input. Pure and thread-safe.
+/// The straightforward recursive evaluation of docs/patterns.md; the RuleIndex must agree with it
+/// on every input. Pure and thread-safe.
 bool matches(const Pattern& pattern, const event::Event& event, Instant now);
 
 /// Same, with the cut-off instant read from `clock` once.

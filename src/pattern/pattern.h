@@ -8,8 +8,8 @@
 
 namespace relay::pattern {
 
-/// A bare scalar alternative: the event value must equal it (events.md "Pattern syntax").
-/// Numbers compare numerically as doubles; a string never equals a number or a boolean.
+/// A bare scalar alternative: the event value must equal it (docs/patterns.md "Scalars: YAML
+/// types"). Numbers compare numerically as doubles; a string never equals a number or a boolean.
 struct Literal {
   enum class Kind : std::uint8_t { kString, kNumber, kBool, kNull };
   Kind kind = Kind::kNull;

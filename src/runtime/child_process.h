@@ -81,7 +81,7 @@ class ChildProcess {
   bool reaped_ = false;
 };
 
-/// Grace period between SIGTERM and SIGKILL on timeout (relay.md section 3).
+/// Grace period between SIGTERM and SIGKILL on timeout (docs/runtimes.md "Contract").
 inline constexpr std::chrono::seconds kKillGrace{2};
 
 /// Finds `name` on PATH (or returns it when it contains a slash); nullopt when absent.

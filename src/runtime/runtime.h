@@ -28,7 +28,7 @@ std::optional<Language> languageFromName(std::string_view name);
 std::string_view defaultImage(Language language);
 const char* triggerName(Trigger trigger);
 
-/// Per-invocation limits (relay.md section 2 `resources`).
+/// Per-invocation limits (docs/apps.md "resources").
 struct Resources {
   std::uint64_t memory_bytes = 256ULL << 20;
   double cpus = 1.0;

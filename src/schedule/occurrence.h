@@ -8,8 +8,9 @@
 
 namespace relay::schedule {
 
-/// The stream-entry field that marks a schedule occurrence and holds its envelope (relay.md
-/// section 6); the other field, `event`, holds the payload the handler gets on stdin.
+/// The stream-entry field that marks a schedule occurrence and holds its envelope
+/// (docs/schedules.md "Publication"); the other field, `event`, holds the payload the handler gets
+/// on stdin.
 inline constexpr std::string_view kEnvelopeField = "relay_schedule";
 /// The `source` member of every occurrence payload.
 inline constexpr std::string_view kPayloadSource = "relay.schedule";

@@ -16,10 +16,10 @@ namespace relay::schedule {
 std::optional<WallTime> latestFireTime(const CronExpression& cron, const TimeZone& zone,
                                        WallTime after, WallTime until);
 
-/// Decides which occurrence of each schedule an evaluation round publishes (relay.md section
-/// 6): at most ONE per schedule and round, the latest fire time not yet dealt with and no older
-/// than the catch-up window. A round every minute thus publishes each minute's occurrence; the
-/// first round after a start, or the first successful one after a Redis outage, publishes only
+/// Decides which occurrence of each schedule an evaluation round publishes (docs/schedules.md
+/// "Catch-up"): at most ONE per schedule and round, the latest fire time not yet dealt with and no
+/// older than the catch-up window. A round every minute thus publishes each minute's occurrence;
+/// the first round after a start, or the first successful one after a Redis outage, publishes only
 /// the latest occurrence missed within the window. Remembers per schedule the time up to which
 /// every fire time was dealt with (a watermark), in memory only. Pure: the caller passes the
 /// time. Not thread-safe (one publisher thread owns it).

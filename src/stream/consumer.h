@@ -25,7 +25,7 @@
 
 namespace relay::stream {
 
-/// Fixed internals of reading (relay.md section 1): tests shorten them through this struct;
+/// Fixed internals of reading (docs/pipeline.md "Reading"): tests shorten them through this struct;
 /// the binary sets only `workers` (MAX_CONCURRENCY).
 struct ConsumerSettings {
   std::string stream = "events";

@@ -13,8 +13,8 @@
 namespace relay::stream {
 
 /// The lifecycle's Catalog over the app registry: decoding (malformed, oversized), schedule
-/// admission (relay.md section 6) and classification against the current snapshot, and the
-/// resolution of planned invocations to runnable specs. An app the registry knows but has no
+/// admission (docs/schedules.md "Consumption") and classification against the current snapshot, and
+/// the resolution of planned invocations to runnable specs. An app the registry knows but has no
 /// rules for (its template was never valid here, nothing persisted) holds every external event:
 /// none can be classified correctly. Thread-safe.
 class RegistryCatalog final : public invocation::Catalog {

@@ -17,8 +17,8 @@ struct GroupPosition {
   std::optional<StreamId> first_pending;  // the smallest id in its PEL; nullopt when empty
 };
 
-/// REDIS_STREAM_RETENTION (relay.md section 1): the MINID for `XTRIM <stream> MINID` that
-/// removes only entries that (a) every group has been delivered (id <= its last-delivered-id)
+/// REDIS_STREAM_RETENTION (docs/operations.md "Retention"): the MINID for `XTRIM <stream> MINID`
+/// that removes only entries that (a) every group has been delivered (id <= its last-delivered-id)
 /// and has acknowledged (id < its smallest pending id), and (b) are older than `retention`
 /// (their millisecond part is before now - retention). Entries at or above the returned id
 /// stay. Nullopt means trim nothing: retention 0, no group at all (nobody has read anything),

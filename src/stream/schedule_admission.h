@@ -25,9 +25,9 @@ struct ScheduleAdmission {
   std::string dlq_event;  // kMalformed: what the DLQ entry's `event` records
 };
 
-/// Checks a message carrying `relay_schedule` against the apps of `snapshot` (relay.md section
-/// 6): the envelope parses (schedule::parseEnvelope: members present and strings, the id
-/// recomputes, scheduled_at whole-second UTC), the names are valid app/schedule names, the app
+/// Checks a message carrying `relay_schedule` against the apps of `snapshot` (docs/schedules.md
+/// "Consumption"): the envelope parses (schedule::parseEnvelope: members present and strings, the
+/// id recomputes, scheduled_at whole-second UTC), the names are valid app/schedule names, the app
 /// is loaded and has the schedule (else obsolete), the `event` field is the occurrence payload
 /// of this very occurrence (a JSON object within `max_event_bytes` whose source, app, schedule
 /// and scheduled_at agree with the envelope), and scheduled_at is a real firing of the

@@ -38,10 +38,11 @@ struct PublishRound {
   bool complete = true;  // false: Redis failed and the round was abandoned
 };
 
-/// Publishes the occurrences of every loaded schedule to the stream (relay.md section 6): each
-/// worker evaluates every schedule once a minute, and one Lua script per due occurrence sets its
-/// dedupe key `relay:<stream>:occ:<app>:<schedule>:<scheduled-at>` and XADDs only if the key was
-/// new, so N workers publish each occurrence exactly once. One per worker, on its own thread.
+/// Publishes the occurrences of every loaded schedule to the stream (docs/schedules.md
+/// "Publication"): each worker evaluates every schedule once a minute, and one Lua script per due
+/// occurrence sets its dedupe key `relay:<stream>:occ:<app>:<schedule>:<scheduled-at>` and XADDs
+/// only if the key was new, so N workers publish each occurrence exactly once. One per worker, on
+/// its own thread.
 class SchedulePublisher {
  public:
   SchedulePublisher(PublisherSettings settings, redis::Endpoint endpoint,

@@ -14,7 +14,8 @@
 
 namespace relay::stream {
 
-/// REDIS_STREAM_RETENTION and REDIS_DLQ_RETENTION (relay.md section 1); zero: never trim.
+/// REDIS_STREAM_RETENTION and REDIS_DLQ_RETENTION (docs/operations.md "Retention"); zero: never
+/// trim.
 struct RetentionSettings {
   std::chrono::milliseconds stream = std::chrono::hours(24);
   std::chrono::milliseconds dlq = std::chrono::hours(24 * 7);

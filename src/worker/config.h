@@ -25,7 +25,7 @@ struct RuntimeConfig {
   std::string docker_host = std::string(runtime::docker::kDefaultDockerHost);  // DOCKER_HOST
 };
 
-/// Everything `relay start` is configured with (relay.md section 1), validated.
+/// Everything `relay start` is configured with (docs/operations.md "Configuration"), validated.
 struct WorkerConfig {
   redis::Endpoint redis;
   std::string stream = "events";

@@ -15,10 +15,10 @@
 namespace relay::worker {
 
 /// Keeps each app's last valid template in Redis (`relay:<stream>:apps:<app>`, docs/apps.md
-/// "Reloading"), so that a worker started, restarted or scaled up while an app's template is
-/// invalid still classifies that app's events with its last valid rules: matched messages then
-/// wait (unavailable) instead of being acknowledged as unmatched. Thread-safe; one connection,
-/// made on first use and again after a failure.
+/// "Loaded, available, and reloads"), so that a worker started, restarted or scaled up while an
+/// app's template is invalid still classifies that app's events with its last valid rules: matched
+/// messages then wait (unavailable) instead of being acknowledged as unmatched. Thread-safe; one
+/// connection, made on first use and again after a failure.
 class RedisTemplateKeeper {
  public:
   RedisTemplateKeeper(redis::Endpoint endpoint, invocation::StreamKeys keys,

@@ -40,8 +40,8 @@ struct ContainerOptions {
 };
 
 /// The JSON body of POST /containers/create for one invocation: the handler command and
-/// environment, /app bound read-only, and the hardening and limits of relay.md section 4. The
-/// body carries the environment, which may hold secrets: it must never be logged.
+/// environment, /app bound read-only, and the hardening and limits of docs/runtimes.md "docker".
+/// The body carries the environment, which may hold secrets: it must never be logged.
 std::string containerCreateBody(const InvocationSpec& spec, const ContainerOptions& options);
 
 /// Percent-encodes `text` for a URL path segment or query value; `/` is kept when asked (image

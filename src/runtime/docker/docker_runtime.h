@@ -38,7 +38,7 @@ struct DockerSettings {
 };
 
 /// Runs each invocation in a fresh container through the Docker Engine API on a unix socket
-/// (relay.md section 4): create with the hardening, limits and a deadline label, attach,
+/// (docs/runtimes.md "docker"): create with the hardening, limits and a deadline label, attach,
 /// start, feed stdin, forward output, wait with the timeout, then always remove the container.
 /// Once started, a handler's invocation always ends in an Outcome: a lost attach stream, a
 /// failed wait or a container that will not die is a failed attempt, never an Error (Runtime).

@@ -1,5 +1,5 @@
-// What a hostile handler can and cannot do inside a docker runtime container (relay.md
-// section 4), against a real dockerd.
+// What a hostile handler can and cannot do inside a docker runtime container
+// (docs/runtimes.md "docker"), against a real dockerd.
 #include <gtest/gtest.h>
 
 #include "integration/docker/docker_fixture.h"

@@ -1,5 +1,5 @@
 // kill -9 of a worker process while its handler runs: a second worker reclaims the message and
-// completes it; nothing is lost (events.md "Guarantees summary").
+// completes it; nothing is lost (docs/pipeline.md "Guarantees").
 #include <sys/stat.h>
 
 #include <gtest/gtest.h>

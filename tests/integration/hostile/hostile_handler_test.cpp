@@ -1,4 +1,4 @@
-// The hostile-handler suite (issue 12, docs/runtimes.md "What the sandbox guarantees"): each
+// The hostile-handler suite (issue 12, docs/runtimes.md "What every backend guarantees"): each
 // escape a hostile app author tried against `relay start` on the sandbox runtime, asserted to
 // fail. Relay talks to a redis-server with requirepass, so a leaked connection would be an
 // authenticated one.

@@ -1,5 +1,6 @@
-// Retention against a real redis-server (relay.md section 1): the source stream is trimmed only
-// below what every group has delivered and acknowledged, and only by age; the DLQ by age.
+// Retention against a real redis-server (docs/operations.md "Retention"): the source stream is
+// trimmed only below what every group has delivered and acknowledged, and only by age; the DLQ by
+// age.
 #include "stream/trimmer.h"
 
 #include <gtest/gtest.h>

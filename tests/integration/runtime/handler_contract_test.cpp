@@ -1,6 +1,6 @@
-// The handler contract (relay.md section 3), run against each backend: the same file is built
-// once per backend with RELAY_TEST_BACKEND_* selecting it (PREWARMED: the sandbox backend with
-// every invocation handed to a prewarmed sandbox).
+// The handler contract (docs/runtimes.md "Contract"), run against each backend: the same file is
+// built once per backend with RELAY_TEST_BACKEND_* selecting it (PREWARMED: the sandbox backend
+// with every invocation handed to a prewarmed sandbox).
 #include <fcntl.h>
 #include <linux/keyctl.h>
 #include <sys/stat.h>

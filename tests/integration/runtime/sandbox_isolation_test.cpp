@@ -1,6 +1,6 @@
-// What a hostile handler can and cannot do inside the bubblewrap sandbox (relay.md section 4).
-// Built twice: cold starts (integration_sandbox_runtime_tests) and every invocation handed to a
-// prewarmed sandbox (integration_prewarmed_sandbox_runtime_tests, sandbox_harness.h).
+// What a hostile handler can and cannot do inside the bubblewrap sandbox (docs/runtimes.md
+// "sandbox"). Built twice: cold starts (integration_sandbox_runtime_tests) and every invocation
+// handed to a prewarmed sandbox (integration_prewarmed_sandbox_runtime_tests, sandbox_harness.h).
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>

@@ -1,4 +1,5 @@
-// events.md "Dead-letter queue" and the malformed-message rules, against a real redis-server.
+// docs/pipeline.md "Dead-letter entries" and the malformed-message rules ("One message"),
+// against a real redis-server.
 #include <gtest/gtest.h>
 
 #include "integration/stream/pipeline_fixture.h"

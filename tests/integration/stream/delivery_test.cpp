@@ -1,5 +1,5 @@
-// events.md "Dispatch and concurrency", "Delivery, retry, and ACK", "Invocation state
-// persistence", against a real redis-server.
+// docs/pipeline.md "Reading", "One message", "Retries", "State in Redis", against a real
+// redis-server.
 #include <gtest/gtest.h>
 
 #include "integration/stream/pipeline_fixture.h"

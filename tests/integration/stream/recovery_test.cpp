@@ -1,4 +1,4 @@
-// Crashes, replicas and stops (events.md "Guarantees summary"), against a real redis-server.
+// Crashes, replicas and stops (docs/pipeline.md "Guarantees"), against a real redis-server.
 #include <gtest/gtest.h>
 
 #include <thread>

@@ -1,4 +1,4 @@
-// relay.md section 6 "Schedules", consumption, and the schedule sentences of events.md:
+// docs/schedules.md "Consumption" and the schedule sentences of docs/pipeline.md:
 // occurrences bypass classification, run through the shared invocation/DLQ lifecycle, obsolete
 // ones are acknowledged and counted, malformed ones dead-lettered. Against a real redis-server.
 #include <gtest/gtest.h>

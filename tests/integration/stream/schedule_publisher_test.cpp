@@ -1,4 +1,4 @@
-// relay.md section 6 "Schedules", publication: against a real redis-server.
+// docs/schedules.md "Publication": against a real redis-server.
 #include <gtest/gtest.h>
 
 #include <latch>

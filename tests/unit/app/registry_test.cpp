@@ -288,7 +288,7 @@ TEST(Registry, ReloadChangedRescansWhenAsked) {
 namespace relay::app {
 namespace {
 
-// docs/apps.md "Reloading": the last valid template kept beyond this process.
+// docs/apps.md "Loaded, available, and reloads": the last valid template kept beyond this process.
 class KeptTemplates {
  public:
   TemplateKeeper keeper() {

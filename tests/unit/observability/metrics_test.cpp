@@ -1,5 +1,5 @@
-// /metrics: every series of relay.md section 8 in a Prometheus text format a strict reader
-// accepts, with the values the counters hold.
+// /metrics: every series of docs/operations.md "Metrics" in a Prometheus text format a strict
+// reader accepts, with the values the counters hold.
 #include "observability/metrics.h"
 
 #include <gtest/gtest.h>

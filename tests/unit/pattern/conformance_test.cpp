@@ -1,6 +1,5 @@
-// The pattern language of events.md ("Pattern syntax", "Operators", "Comparison operators",
-// "Combining conditions") and relay.md section 2a, one row per sentence and side (a match and
-// a no-match). Every row runs through the reference evaluator, the RuleIndex and explain().
+// The pattern language of docs/patterns.md, one row per rule and side (a match and a
+// no-match). Every row runs through the reference evaluator, the RuleIndex and explain().
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
@@ -183,7 +182,7 @@ const Case kCases[] = {
     {"UserPrefixExampleMatches", "id: [{prefix: \"user_\"}]", R"({"id":"user_123"})", true},
     {"UserPrefixExampleFails", "id: [{prefix: \"user_\"}]", R"({"id":"123"})", false},
 
-    // --- relay.md 2a: YAML typing and numbers -------------------------------------------------
+    // --- docs/patterns.md "Scalars: YAML types" --------------------------------------------------
     {"PlainNumberEqualsJsonNumber", "n: [123]", R"({"n":123})", true},
     {"PlainNumberNeverEqualsString", "n: [123]", R"({"n":"123"})", false},
     {"QuotedNumberEqualsString", "n: ['123']", R"({"n":"123"})", true},
@@ -215,7 +214,7 @@ const Case kCases[] = {
      R"({"name":"Sant Juli\u00e0 de L\u00f2ria"})", true},
     {"EscapedKeysCompareUnescaped", "\"a\\\"b\": [1]", R"({"a\"b":1})", true},
 
-    // --- relay.md 2a: arrays ----------------------------------------------------------------
+    // --- docs/patterns.md "Arrays in events" -----------------------------------------------------
     {"ArrayMatchesWhenAnyElementEquals", "tags: [a]", R"({"tags":["b","a"]})", true},
     {"ArrayFailsWhenNoElementEquals", "tags: [a]", R"({"tags":["b","c"]})", false},
     {"EmptyArrayFailsValueConditions", "tags: [a]", R"({"tags":[]})", false},
@@ -239,7 +238,7 @@ const Case kCases[] = {
     {"ArrayNestedExistsTrueFailsWhenNoElementHasIt", "items: {sku: [{exists: true}]}",
      R"({"items":[{"qty":1},{"qty":2}]})", false},
 
-    // --- relay.md 2a: a nested map against a non-object value ---------------------------------
+    // --- docs/patterns.md "Structure": a nested map against a non-object value -------------------
     {"NestedMapOnStringChildExistsFalseHolds", "a: {b: [{exists: false}]}", R"({"a":"text"})",
      true},
     {"NestedMapOnStringChildValueFails", "a: {b: [x]}", R"({"a":"text"})", false},

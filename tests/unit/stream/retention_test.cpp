@@ -1,5 +1,5 @@
-// REDIS_STREAM_RETENTION / REDIS_DLQ_RETENTION decisions (relay.md section 1): what may be
-// trimmed, from group positions and the age cut-off alone.
+// REDIS_STREAM_RETENTION / REDIS_DLQ_RETENTION decisions (docs/operations.md "Retention"): what may
+// be trimmed, from group positions and the age cut-off alone.
 #include "stream/retention.h"
 
 #include <gtest/gtest.h>

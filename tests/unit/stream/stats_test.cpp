@@ -1,5 +1,5 @@
-// The persisted statistics' field format (relay.md section 5): written by the lifecycle scripts,
-// read back by `relay stats`.
+// The persisted statistics' field format (docs/operations.md "Statistics"): written by the
+// lifecycle scripts, read back by `relay stats`.
 #include <gtest/gtest.h>
 
 #include "stream/handler_stats.h"
