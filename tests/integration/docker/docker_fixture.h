@@ -26,9 +26,7 @@ class DockerFixture : public ::testing::Test {
     return spec(Language::kExec, "bin/h.sh");
   }
   InvocationSpec spec(Language language, const std::string& handler) const {
-    InvocationSpec spec = app_.spec(language, handler);
-    spec.message_id = messageId();
-    return spec;
+    return app_.spec(language, handler);
   }
   /// Runs `spec`, failing the test on an Error.
   Outcome mustRun(const InvocationSpec& spec) {
@@ -45,11 +43,6 @@ class DockerFixture : public ::testing::Test {
                                                  spec.invocationId());
     EXPECT_TRUE(listed.ok()) << listed.error().message;
     return listed.ok() ? *listed : std::vector<docker::ContainerSummary>{};
-  }
-
-  static std::string messageId() {
-    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-    return std::to_string(::getpid()) + "-" + info->name();
   }
 
   SystemClock clock_;

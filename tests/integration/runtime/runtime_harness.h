@@ -1,6 +1,8 @@
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <memory>
 #include <mutex>
@@ -65,12 +67,19 @@ class TestApp {
     s.app_dir = dir_.path();
     s.language = language;
     s.handler = handler;
-    s.message_id = "1-0";
+    s.message_id = uniqueMessageId();
     s.timeout = std::chrono::seconds(20);
     s.input = "{}";
     return s;
   }
   const std::filesystem::path& path() const { return dir_.path(); }
+  /// `<pid>-<test name>`: the invocation id of two tests running at once (ctest -j2) never
+  /// collide, so the docker runtime's removal of an invocation's earlier containers
+  /// (ContainerReaper::reapInvocation) never ends another test's handler.
+  static std::string uniqueMessageId() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    return std::to_string(::getpid()) + "-" + (info != nullptr ? info->name() : "setup");
+  }
 
  private:
   void makeReadable() {
