@@ -3,35 +3,37 @@
 #include <algorithm>
 #include <memory>
 
-#include "common/interruptible_sleep.h"
 #include "redis/errors.h"
 
 namespace relay::worker {
+
 Housekeeper::Housekeeper(HousekeepingSettings settings, redis::Endpoint endpoint,
                          invocation::StreamKeys keys, stream::Trimmer& trimmer,
                          stream::ThroughputRecorder& throughput, observability::Metrics& metrics,
                          observability::Logger& logger, Clock& clock)
     : settings_(settings),
-      endpoint_(std::move(endpoint)),
       keys_(std::move(keys)),
       trimmer_(trimmer),
       throughput_(throughput),
       metrics_(metrics),
       logger_(logger),
-      clock_(clock) {}
+      clock_(clock),
+      chore_(std::move(endpoint), clock) {}
 
 Housekeeper::~Housekeeper() { stop(); }
 
 void Housekeeper::start() {
-  std::lock_guard lock(thread_mutex_);
-  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+  chore_.start(settings_.refresh_interval,
+               {.round = [this](redis::Connection& redis) { round(redis); },
+                .unreachable =
+                    [this](const redis::Error& error) {
+                      metrics_.countRedisError("connect");
+                      setGroupState({true, false, "redis unreachable: " + error.message});
+                    },
+                .last = [this](redis::Connection& redis) { last(redis); }});
 }
 
-void Housekeeper::stop() {
-  stopping_ = true;
-  std::lock_guard lock(thread_mutex_);
-  if (thread_.joinable()) thread_.join();
-}
+void Housekeeper::stop() { chore_.stop(); }
 
 GroupState Housekeeper::groupState() const {
   std::lock_guard lock(mutex_);
@@ -61,44 +63,28 @@ void Housekeeper::refreshOnce(redis::Connection& redis) {
   setGroupState({true, true, {}});
 }
 
-void Housekeeper::loop() {
-  std::unique_ptr<redis::Connection> redis;
-  MonoTime next_trim = clock_.monotonicNow();
-  while (!stopping_) {
-    if (!redis || !redis->ok()) {
-      auto created = redis::Connection::create(endpoint_);
-      if (created.ok()) {
-        redis = std::move(created).value();
-      } else {
-        redis.reset();
-        metrics_.countRedisError("connect");
-        setGroupState({true, false, "redis unreachable: " + created.error().message});
-      }
-    }
-    if (redis) {
-      refreshOnce(*redis);
-      throughput_.flush(*redis);
-      if (!settings_.consumer.empty()) {
-        auto beat = redis->command({"SET", keys_.heartbeat(settings_.consumer), settings_.heartbeat,
-                                    "PX", std::to_string(settings_.heartbeat_ttl.count())});
-        if (!beat.ok()) metrics_.countRedisError("heartbeat");
-      }
-      if (clock_.monotonicNow() >= next_trim) {
-        auto trimmed = trimmer_.trimOnce(*redis);
-        if (!trimmed.ok()) {
-          logger_.warn("retention pass failed", {{"error", trimmed.error().message}});
-        }
-        next_trim = clock_.monotonicNow() + settings_.retention_interval;
-      }
-    }
-    sleepOr(clock_, settings_.refresh_interval, stopping_);
+void Housekeeper::round(redis::Connection& redis) {
+  refreshOnce(redis);
+  throughput_.flush(redis);
+  if (!settings_.consumer.empty()) {
+    auto beat = redis.command({"SET", keys_.heartbeat(settings_.consumer), settings_.heartbeat,
+                               "PX", std::to_string(settings_.heartbeat_ttl.count())});
+    if (!beat.ok()) metrics_.countRedisError("heartbeat");
   }
-  // What the last seconds before the stop counted (running invocations have finished by now).
-  if (redis && redis->ok()) {
-    throughput_.flush(*redis);
-    if (!settings_.consumer.empty()) {
-      (void)redis->command({"DEL", keys_.heartbeat(settings_.consumer)});
+  if (clock_.monotonicNow() >= next_trim_) {
+    auto trimmed = trimmer_.trimOnce(redis);
+    if (!trimmed.ok()) {
+      logger_.warn("retention pass failed", {{"error", trimmed.error().message}});
     }
+    next_trim_ = clock_.monotonicNow() + settings_.retention_interval;
+  }
+}
+
+// What the last seconds before the stop counted (running invocations have finished by now).
+void Housekeeper::last(redis::Connection& redis) {
+  throughput_.flush(redis);
+  if (!settings_.consumer.empty()) {
+    (void)redis.command({"DEL", keys_.heartbeat(settings_.consumer)});
   }
 }
 

@@ -1,10 +1,8 @@
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <mutex>
 #include <string>
-#include <thread>
 
 #include "common/clock.h"
 #include "invocation/keys.h"
@@ -14,6 +12,7 @@
 #include "redis/endpoint.h"
 #include "stream/throughput_recorder.h"
 #include "stream/trimmer.h"
+#include "worker/redis_chore.h"
 
 namespace relay::worker {
 
@@ -68,22 +67,23 @@ class Housekeeper {
   GroupState groupState() const;
 
  private:
-  void loop();
+  /// One round on the chore's connection: refresh, throughput, heartbeat, retention when due.
+  void round(redis::Connection& redis);
+  /// After the stop: the last counters flushed, the heartbeat deleted.
+  void last(redis::Connection& redis);
   void setGroupState(GroupState state);
 
   HousekeepingSettings settings_;
-  redis::Endpoint endpoint_;
   invocation::StreamKeys keys_;
   stream::Trimmer& trimmer_;
   stream::ThroughputRecorder& throughput_;
   observability::Metrics& metrics_;
   observability::Logger& logger_;
   Clock& clock_;
-  std::atomic<bool> stopping_{false};
   mutable std::mutex mutex_;
   GroupState group_;
-  std::mutex thread_mutex_;
-  std::thread thread_;
+  MonoTime next_trim_{};  // the chore's thread only; the first round trims
+  RedisChore chore_;      // last: its thread ends before the members it uses
 };
 
 }  // namespace relay::worker

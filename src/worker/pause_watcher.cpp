@@ -4,7 +4,6 @@
 #include <iterator>
 #include <memory>
 
-#include "common/interruptible_sleep.h"
 #include "invocation/paused_apps.h"
 
 namespace relay::worker {
@@ -13,11 +12,10 @@ PauseWatcher::PauseWatcher(PauseSettings settings, redis::Endpoint endpoint,
                            invocation::StreamKeys keys, observability::Metrics& metrics,
                            observability::Logger& logger, Clock& clock)
     : settings_(settings),
-      endpoint_(std::move(endpoint)),
       keys_(std::move(keys)),
       metrics_(metrics),
       logger_(logger),
-      clock_(clock) {}
+      chore_(std::move(endpoint), clock) {}
 
 PauseWatcher::~PauseWatcher() { stop(); }
 
@@ -55,36 +53,19 @@ redis::Result<PauseWatcher::Change> PauseWatcher::pollOnce(redis::Connection& re
 }
 
 void PauseWatcher::start() {
-  std::lock_guard lock(thread_mutex_);
-  if (!thread_.joinable()) thread_ = std::thread([this] { loop(); });
+  chore_.start(
+      settings_.poll,
+      {.round =
+           [this](redis::Connection& redis) {
+             auto polled = pollOnce(redis);
+             if (!polled.ok()) {
+               logger_.debug("reading the paused apps failed", {{"error", polled.error().message}});
+             }
+           },
+       .unreachable = [this](const redis::Error&) { metrics_.countRedisError("connect"); },
+       .last = {}});
 }
 
-void PauseWatcher::stop() {
-  stopping_ = true;
-  std::lock_guard lock(thread_mutex_);
-  if (thread_.joinable()) thread_.join();
-}
-
-void PauseWatcher::loop() {
-  std::unique_ptr<redis::Connection> redis;
-  while (!stopping_) {
-    if (!redis || !redis->ok()) {
-      auto created = redis::Connection::create(endpoint_);
-      if (created.ok()) {
-        redis = std::move(created).value();
-      } else {
-        redis.reset();
-        metrics_.countRedisError("connect");
-      }
-    }
-    if (redis) {
-      auto polled = pollOnce(*redis);
-      if (!polled.ok()) {
-        logger_.debug("reading the paused apps failed", {{"error", polled.error().message}});
-      }
-    }
-    sleepOr(clock_, settings_.poll, stopping_);
-  }
-}
+void PauseWatcher::stop() { chore_.stop(); }
 
 }  // namespace relay::worker

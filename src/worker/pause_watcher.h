@@ -1,13 +1,11 @@
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <mutex>
 #include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "common/clock.h"
@@ -16,6 +14,7 @@
 #include "observability/metrics.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
+#include "worker/redis_chore.h"
 
 namespace relay::worker {
 
@@ -57,20 +56,14 @@ class PauseWatcher {
   void stop();
 
  private:
-  void loop();
-
   PauseSettings settings_;
-  redis::Endpoint endpoint_;
   invocation::StreamKeys keys_;
   observability::Metrics& metrics_;
   observability::Logger& logger_;
-  Clock& clock_;
   OnChange on_change_;
   mutable std::mutex mutex_;
   std::set<std::string, std::less<>> paused_;
-  std::atomic<bool> stopping_{false};
-  std::mutex thread_mutex_;
-  std::thread thread_;
+  RedisChore chore_;  // last: its thread ends before the members it uses
 };
 
 }  // namespace relay::worker

@@ -1,0 +1,42 @@
+#include "worker/redis_chore.h"
+
+#include "common/interruptible_sleep.h"
+
+namespace relay::worker {
+
+RedisChore::RedisChore(redis::Endpoint endpoint, Clock& clock)
+    : endpoint_(std::move(endpoint)), clock_(clock) {}
+
+RedisChore::~RedisChore() { stop(); }
+
+void RedisChore::start(std::chrono::milliseconds interval, Hooks hooks) {
+  std::lock_guard lock(thread_mutex_);
+  if (thread_.joinable()) return;
+  thread_ = std::thread([this, interval, hooks = std::move(hooks)] { loop(interval, hooks); });
+}
+
+void RedisChore::stop() {
+  stopping_ = true;
+  std::lock_guard lock(thread_mutex_);
+  if (thread_.joinable()) thread_.join();
+}
+
+void RedisChore::loop(std::chrono::milliseconds interval, const Hooks& hooks) {
+  std::unique_ptr<redis::Connection> redis;
+  while (!stopping_) {
+    if (!redis || !redis->ok()) {
+      auto created = redis::Connection::create(endpoint_);
+      if (created.ok()) {
+        redis = std::move(created).value();
+      } else {
+        redis.reset();
+        hooks.unreachable(created.error());
+      }
+    }
+    if (redis) hooks.round(*redis);
+    sleepOr(clock_, interval, stopping_);
+  }
+  if (hooks.last && redis && redis->ok()) hooks.last(*redis);
+}
+
+}  // namespace relay::worker

@@ -1,0 +1,50 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "common/clock.h"
+#include "redis/connection.h"
+#include "redis/endpoint.h"
+
+namespace relay::worker {
+
+/// One background thread with its own Redis connection, for the worker's periodic chores (the
+/// housekeeper, the pause watcher): connects (again on the next round after any failure), calls
+/// `round` with the connection, then sleeps `interval` on the clock, waking early for stop().
+/// After the stop, `last` runs once when the connection is still usable.
+class RedisChore {
+ public:
+  struct Hooks {
+    std::function<void(redis::Connection&)> round;
+    /// A connection attempt failed (the round is skipped).
+    std::function<void(const redis::Error&)> unreachable;
+    std::function<void(redis::Connection&)> last;  // optional
+  };
+
+  RedisChore(redis::Endpoint endpoint, Clock& clock);
+  /// Stops and joins the thread.
+  ~RedisChore();
+  RedisChore(const RedisChore&) = delete;
+  RedisChore& operator=(const RedisChore&) = delete;
+
+  /// Starts the thread; a second call does nothing.
+  void start(std::chrono::milliseconds interval, Hooks hooks);
+  /// Ends the thread (within one stop check) and joins it. Thread-safe, idempotent.
+  void stop();
+
+ private:
+  void loop(std::chrono::milliseconds interval, const Hooks& hooks);
+
+  redis::Endpoint endpoint_;
+  Clock& clock_;
+  std::atomic<bool> stopping_{false};
+  std::mutex thread_mutex_;
+  std::thread thread_;
+};
+
+}  // namespace relay::worker
