@@ -4,8 +4,8 @@
 
 #include "cli/command.h"
 #include "common/system_clock.h"
-#include "observability/http_address.h"
-#include "observability/http_client.h"
+#include "http/address.h"
+#include "http/client.h"
 #include "worker/config.h"
 
 namespace relay::cli {
@@ -25,14 +25,14 @@ void runHealth(CommandContext& context) {
     context.exit_code = kExitUsage;
     return;
   }
-  auto address = observability::parseHttpAddress(config->http_addr);
+  auto address = http::parseAddress(config->http_addr);
   if (!address.ok()) {
     context.err << "relay health: RELAY_HTTP_ADDR: " << address.error().message << "\n";
     context.exit_code = kExitUsage;
     return;
   }
   SystemClock clock;
-  auto response = observability::httpGet(*address, "/healthz", kTimeout, clock);
+  auto response = http::get(*address, "/healthz", kTimeout, clock);
   if (!response.ok()) {
     context.err << "unhealthy: no worker answered at " << address->toString() << ": "
                 << response.error().message << "\n";

@@ -43,7 +43,7 @@ class Console {
   /// Stops serving; a replay that is running finishes first. Idempotent.
   void stop();
 
-  const observability::HttpAddress& address() const { return server_->address(); }
+  const http::Address& address() const { return server_->address(); }
   observability::Logger& logger() { return logger_; }
 
  private:

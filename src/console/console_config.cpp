@@ -22,7 +22,7 @@ Result<ConsoleConfig> loadConsoleConfig(const worker::Environment& environment,
   config.worker = std::move(worker).value();
   config.read_only = read_only;
   if (const auto address = environment("RELAY_CONSOLE_ADDR"); address && !address->empty()) {
-    auto parsed = observability::parseHttpAddress(*address);
+    auto parsed = http::parseAddress(*address);
     if (!parsed.ok()) return Error::invalid("RELAY_CONSOLE_ADDR: " + parsed.error().message);
     config.address = *parsed;
   }

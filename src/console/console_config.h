@@ -4,7 +4,7 @@
 #include <string_view>
 
 #include "common/result.h"
-#include "observability/http_address.h"
+#include "http/address.h"
 #include "worker/config.h"
 
 namespace relay::console {
@@ -14,7 +14,7 @@ namespace relay::console {
 /// how to guard it.
 struct ConsoleConfig {
   worker::WorkerConfig worker;
-  observability::HttpAddress address{"127.0.0.1", 9465};  // RELAY_CONSOLE_ADDR
+  http::Address address{"127.0.0.1", 9465};  // RELAY_CONSOLE_ADDR
   std::string token;       // RELAY_CONSOLE_TOKEN; empty: none (only allowed on loopback)
   bool read_only = false;  // --read-only: no mutation endpoint exists
 };

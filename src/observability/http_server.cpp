@@ -111,7 +111,7 @@ HttpServer::~HttpServer() {
   clients_.clear();
 }
 
-Result<std::unique_ptr<HttpServer>> HttpServer::create(const HttpAddress& address,
+Result<std::unique_ptr<HttpServer>> HttpServer::create(const http::Address& address,
                                                        HttpServerSettings settings, Clock& clock) {
   std::unique_ptr<HttpServer> server(new HttpServer(settings, clock));
   addrinfo hints{};

@@ -17,7 +17,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
-#include "observability/http_address.h"
+#include "http/address.h"
 #include "observability/http_request.h"
 
 namespace relay::observability {
@@ -62,7 +62,7 @@ class HttpServer {
   /// Binds and listens at `address` (a name resolves to its first address that binds). Fails
   /// with kUnavailable naming the address and the reason (in use, not local, no permission...).
   /// Nothing is served until start().
-  static Result<std::unique_ptr<HttpServer>> create(const HttpAddress& address,
+  static Result<std::unique_ptr<HttpServer>> create(const http::Address& address,
                                                     HttpServerSettings settings, Clock& clock);
   /// Stops the thread (as stop()) and closes every socket.
   ~HttpServer();
@@ -80,7 +80,7 @@ class HttpServer {
   void stop();
 
   /// The address actually bound: the port is the real one when 0 was asked for.
-  const HttpAddress& address() const { return bound_; }
+  const http::Address& address() const { return bound_; }
 
  private:
   struct Client;
@@ -109,7 +109,7 @@ class HttpServer {
 
   HttpServerSettings settings_;
   Clock& clock_;
-  HttpAddress bound_;
+  http::Address bound_;
   UniqueFd listen_fd_;
   UniqueFd wake_fd_;  // eventfd: stop() writes it to end poll()
   UniqueFd done_fd_;  // eventfd: a pool thread finished a request

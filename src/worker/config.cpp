@@ -9,7 +9,7 @@
 
 #include "common/duration.h"
 #include "common/size.h"
-#include "observability/http_address.h"
+#include "http/address.h"
 
 namespace relay::worker {
 namespace {
@@ -122,7 +122,7 @@ Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOver
   if (auto tls = tlsSettings(environment, config.redis); !tls.ok()) return tls.error();
   // On a Redis Cluster every key of the stream must share its slot (docs/operations.md).
   config.redis.slot_key = config.stream;
-  if (auto http = observability::parseHttpAddress(config.http_addr); !http.ok()) {
+  if (auto http = http::parseAddress(config.http_addr); !http.ok()) {
     return Error::invalid("RELAY_HTTP_ADDR: " + http.error().message);
   }
 

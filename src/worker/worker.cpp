@@ -142,7 +142,7 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
 }
 
 Status Worker::serveEndpoints() {
-  auto address = observability::parseHttpAddress(config_.http_addr);
+  auto address = http::parseAddress(config_.http_addr);
   if (!address.ok()) return Error::invalid("RELAY_HTTP_ADDR: " + address.error().message);
   auto server = observability::HttpServer::create(*address, {}, clock_);
   if (!server.ok()) {

@@ -66,7 +66,7 @@ class Worker {
   const app::Registry& registry() const { return *registry_; }
   /// Where /metrics, /healthz and /readyz are served (the real port when RELAY_HTTP_ADDR asked
   /// for port 0).
-  const observability::HttpAddress& httpAddress() const { return http_->address(); }
+  const http::Address& httpAddress() const { return http_->address(); }
 
  private:
   Worker(const WorkerConfig& config, std::ostream& log, Clock& clock, Random& random);

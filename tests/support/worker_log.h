@@ -3,7 +3,7 @@
 #include <regex>
 #include <string>
 
-#include "observability/http_address.h"
+#include "http/address.h"
 
 namespace relay::testing {
 
@@ -11,7 +11,7 @@ namespace relay::testing {
 /// (`http=127.0.0.1:PORT` in text format, `"http":"127.0.0.1:PORT"` in JSON): what a test needs
 /// when the worker was started with RELAY_HTTP_ADDR=127.0.0.1:0. Port 0 while the line is not
 /// there.
-inline observability::HttpAddress httpAddressInLog(const std::string& log) {
+inline http::Address httpAddressInLog(const std::string& log) {
   std::smatch match;
   if (!std::regex_search(log, match, std::regex("http\"?[=:]\"?127\\.0\\.0\\.1:([0-9]+)"))) {
     return {"127.0.0.1", 0};

@@ -6,6 +6,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "common/poll.h"
+
 namespace relay::runtime::docker {
 namespace {
 
@@ -18,7 +20,7 @@ Error broken(std::string_view what, int error_number) {
 
 }  // namespace
 
-AttachStream::AttachStream(HijackedConnection connection, std::string_view input,
+AttachStream::AttachStream(http::HijackedConnection connection, std::string_view input,
                            AttachDemuxer::Sink sink)
     : connection_(std::move(connection)),
       input_(input),

@@ -6,8 +6,8 @@
 
 #include "common/clock.h"
 #include "common/result.h"
+#include "http/client.h"
 #include "runtime/docker/attach_demuxer.h"
-#include "runtime/docker/unix_http_client.h"
 
 namespace relay::runtime::docker {
 
@@ -19,7 +19,8 @@ namespace relay::runtime::docker {
 class AttachStream {
  public:
   /// `input` must outlive the stream.
-  AttachStream(HijackedConnection connection, std::string_view input, AttachDemuxer::Sink sink);
+  AttachStream(http::HijackedConnection connection, std::string_view input,
+               AttachDemuxer::Sink sink);
 
   /// Pumps until the daemon closes the stream (true) or `deadline` passes (false); may be
   /// called again after a deadline. Blocks. kUnavailable when the connection breaks, kInternal
@@ -33,7 +34,7 @@ class AttachStream {
   Status writeInput();
   Status handleReadable(bool& ended);
 
-  HijackedConnection connection_;
+  http::HijackedConnection connection_;
   std::string_view input_;
   std::size_t written_ = 0;
   bool input_closed_ = false;

@@ -13,7 +13,7 @@ using nlohmann::json;
 constexpr std::size_t kMaxMessageBytes = 400;
 
 // Parses a reply body without exceptions; a non-object is an error naming the call.
-Result<json> parseObject(const HttpResponse& response, std::string_view what) {
+Result<json> parseObject(const http::Response& response, std::string_view what) {
   json parsed = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded() || !parsed.is_object()) {
     return Error::internal("docker: " + std::string(what) + ": reply is not a JSON object");
@@ -39,7 +39,7 @@ bool isSuccess(int status) { return status >= 200 && status < 300; }
 
 }  // namespace
 
-Error errorFromResponse(const HttpResponse& response, std::string_view what) {
+Error errorFromResponse(const http::Response& response, std::string_view what) {
   json parsed = json::parse(response.body, nullptr, /*allow_exceptions=*/false);
   std::string message = parsed.is_object() ? stringField(parsed, "message") : std::string();
   if (message.empty()) message = response.body.empty() ? response.reason : response.body;
@@ -52,13 +52,13 @@ Error errorFromResponse(const HttpResponse& response, std::string_view what) {
   return Error::internal(std::move(message));
 }
 
-DockerApi::DockerApi(UnixHttpClient client, std::chrono::milliseconds request_timeout)
+DockerApi::DockerApi(http::Client client, std::chrono::milliseconds request_timeout)
     : client_(std::move(client)), request_timeout_(request_timeout) {}
 
 MonoTime DockerApi::deadline() const { return client_.clock().monotonicNow() + request_timeout_; }
 
-Result<HttpResponse> DockerApi::call(std::string method, std::string target,
-                                     std::string body) const {
+Result<http::Response> DockerApi::call(std::string method, std::string target,
+                                       std::string body) const {
   return client_.send({std::move(method), std::move(target), std::move(body)}, deadline());
 }
 
@@ -90,7 +90,7 @@ Result<std::string> DockerApi::createContainer(const std::string& body) const {
   return id;
 }
 
-Result<HijackedConnection> DockerApi::attach(std::string_view id) const {
+Result<http::HijackedConnection> DockerApi::attach(std::string_view id) const {
   const std::string target =
       "/containers/" + percentEncode(id) + "/attach?stream=1&stdin=1&stdout=1&stderr=1";
   auto upgraded = client_.upgrade({"POST", target, {}}, deadline());

@@ -8,7 +8,7 @@
 
 #include "common/clock.h"
 #include "common/result.h"
-#include "runtime/docker/unix_http_client.h"
+#include "http/client.h"
 
 namespace relay::runtime::docker {
 
@@ -27,14 +27,14 @@ struct ContainerState {
   bool oom_killed = false;
 };
 
-/// The Docker Engine API calls the docker runtime needs, over UnixHttpClient. Unversioned
+/// The Docker Engine API calls the docker runtime needs, over http::Client (src/http). Unversioned
 /// paths: the daemon answers with its own API version, and these calls are stable across all
 /// versions since 1.25. HTTP errors become typed Errors carrying the daemon's message:
 /// 404 kNotFound, 400 kInvalidArgument, 5xx kUnavailable, others kInternal. Every call blocks
 /// for at most `request_timeout` unless it takes an explicit deadline. Thread-safe.
 class DockerApi {
  public:
-  DockerApi(UnixHttpClient client, std::chrono::milliseconds request_timeout);
+  DockerApi(http::Client client, std::chrono::milliseconds request_timeout);
 
   /// GET /_ping.
   Status ping() const;
@@ -44,7 +44,7 @@ class DockerApi {
   /// Error.
   Result<std::string> createContainer(const std::string& body) const;
   /// POST /containers/{id}/attach with stdin, stdout and stderr, upgraded to a raw stream.
-  Result<HijackedConnection> attach(std::string_view id) const;
+  Result<http::HijackedConnection> attach(std::string_view id) const;
   /// POST /containers/{id}/start.
   Status start(std::string_view id) const;
   /// POST /containers/{id}/kill?signal=...; a container that is no longer running is success.
@@ -60,17 +60,15 @@ class DockerApi {
   /// GET /containers/json?all=true filtered by `label` (`key` or `key=value`).
   Result<std::vector<ContainerSummary>> listContainers(std::string_view label) const;
 
-  const UnixHttpClient& client() const { return client_; }
-
  private:
-  Result<HttpResponse> call(std::string method, std::string target, std::string body = {}) const;
+  Result<http::Response> call(std::string method, std::string target, std::string body = {}) const;
   MonoTime deadline() const;
 
-  UnixHttpClient client_;
+  http::Client client_;
   std::chrono::milliseconds request_timeout_;
 };
 
 /// The Error for a non-2xx reply: its kind from the status, the daemon's `message` field.
-Error errorFromResponse(const HttpResponse& response, std::string_view what);
+Error errorFromResponse(const http::Response& response, std::string_view what);
 
 }  // namespace relay::runtime::docker

@@ -95,7 +95,8 @@ Result<std::unique_ptr<DockerRuntime>> DockerRuntime::create(Clock& clock,
   std::string hostname = localHostname();
   std::string owner =
       hostname + "/" + std::to_string(::getpid()) + "/" + std::to_string(started.count());
-  DockerApi api(UnixHttpClient(std::move(*socket_path), settings.docker_host, clock),
+  DockerApi api(http::Client(http::UnixSocket{std::move(*socket_path)}, clock,
+                             "docker daemon at " + settings.docker_host),
                 settings.api_timeout);
   return std::unique_ptr<DockerRuntime>(new DockerRuntime(
       clock, std::move(settings), std::move(api), std::move(owner), std::move(hostname)));
@@ -112,10 +113,10 @@ DockerRuntime::DockerRuntime(Clock& clock, DockerSettings settings, DockerApi ap
 Availability DockerRuntime::availability(const InvocationSpec& app_spec) const {
   if (auto files = checkAppFiles(app_spec); !files) return {false, files.error().message};
   if (auto ping = api_.ping(); !ping) {
-    // A connection failure already names the daemon; an HTTP error needs the address added.
+    // The client's errors name the daemon; an HTTP error answer needs the address added.
     const std::string& message = ping.error().message;
-    const std::string prefix = "docker daemon not reachable at " + settings_.docker_host;
-    return {false, message.rfind(prefix, 0) == 0 ? message : prefix + ": " + message};
+    const std::string daemon = "docker daemon at " + settings_.docker_host;
+    return {false, message.find(daemon) != std::string::npos ? message : daemon + ": " + message};
   }
   const std::string& image = imageFor(app_spec, settings_.default_images);
   auto exists = api_.imageExists(image);

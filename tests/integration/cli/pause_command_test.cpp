@@ -7,8 +7,8 @@
 
 #include "common/system_clock.h"
 #include "fakes/temp_dir.h"
+#include "http/client.h"
 #include "integration/ops/relay_binary.h"
-#include "observability/http_client.h"
 #include "stream/stream_entry.h"
 #include "support/prometheus_text.h"
 #include "support/redis_digest.h"
@@ -57,7 +57,7 @@ class Pause : public RedisTest {
     EXPECT_TRUE(worker->waitForLog("relay started")) << worker->log();
     return worker;
   }
-  observability::HttpAddress httpOf(const SpawnedProcess& worker) {
+  http::Address httpOf(const SpawnedProcess& worker) {
     std::smatch match;
     const std::string log = worker.log();
     if (!std::regex_search(log, match, std::regex("http=127\\.0\\.0\\.1:([0-9]+)"))) return {};
@@ -65,7 +65,7 @@ class Pause : public RedisTest {
   }
   double pausedGauge(const SpawnedProcess& worker, const std::string& app) {
     SystemClock clock;
-    auto response = observability::httpGet(httpOf(worker), "/metrics", seconds(10), clock);
+    auto response = http::get(httpOf(worker), "/metrics", seconds(10), clock);
     if (!response.ok()) return -1;
     const PrometheusText metrics(response->body);
     EXPECT_TRUE(metrics.ok()) << metrics.error();

@@ -174,7 +174,7 @@ TEST_F(DockerRuntime, UnreachableDaemonIsUnavailable) {
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.error().kind, ErrorKind::kUnavailable);
   const std::string expected =
-      "docker daemon not reachable at " + settings.docker_host + ": No such file or directory";
+      "cannot connect to docker daemon at " + settings.docker_host + ": No such file or directory";
   EXPECT_EQ(outcome.error().message, expected);
   const Availability availability = (*unreachable)->availability(spec);
   EXPECT_FALSE(availability.available);

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "common/system_clock.h"
+#include "http/client.h"
 #include "integration/ha/ha_apps.h"
-#include "observability/http_client.h"
 #include "support/prometheus_text.h"
 #include "support/spawned_process.h"
 #include "support/worker_log.h"
@@ -36,7 +36,7 @@ class HaWorker {
 
   /// One sample of its /metrics; -1 when it cannot be read.
   double metric(const std::string& name) {
-    auto response = observability::httpGet(http_, "/metrics", std::chrono::seconds(2), clock_);
+    auto response = http::get(http_, "/metrics", std::chrono::seconds(2), clock_);
     if (!response.ok() || response->status != 200) return -1;
     const PrometheusText metrics(response->body);
     return metrics.value(name).value_or(-1);
@@ -46,7 +46,7 @@ class HaWorker {
 
  private:
   std::unique_ptr<SpawnedProcess> process_;
-  observability::HttpAddress http_;
+  http::Address http_;
   SystemClock clock_;
 };
 

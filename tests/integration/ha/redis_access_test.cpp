@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/system_clock.h"
+#include "http/client.h"
 #include "integration/ha/ha_apps.h"
 #include "integration/ops/relay_binary.h"
-#include "observability/http_client.h"
 #include "support/redis_server.h"
 #include "support/spawned_process.h"
 #include "support/test_certificates.h"

@@ -7,8 +7,8 @@
 
 #include "common/system_clock.h"
 #include "fakes/temp_dir.h"
+#include "http/client.h"
 #include "integration/ops/relay_binary.h"
-#include "observability/http_client.h"
 #include "observability/http_server.h"
 #include "support/prometheus_text.h"
 #include "support/redis_server.h"
@@ -66,17 +66,17 @@ class RelayStartOps : public RedisTest {
     auto reply = redis->command({"XPENDING", "events", "relay"});
     return reply.ok() ? *reply->at(0)->integer() : -1;
   }
-  observability::HttpGetResponse get(const std::string& path) {
-    auto response = observability::httpGet(address_, path, seconds(10), clock_);
+  http::Response get(const std::string& path) {
+    auto response = http::get(address_, path, seconds(10), clock_);
     EXPECT_TRUE(response.ok()) << path << ": " << response.error().message;
-    return response.ok() ? *response : observability::HttpGetResponse{};
+    return response.ok() ? *response : http::Response{};
   }
   BinaryRun health() { return runRelay({"health"}, {"RELAY_HTTP_ADDR=" + address_.toString()}); }
 
   SystemClock clock_;
   TempDir apps_;
   TempDir logs_;
-  observability::HttpAddress address_;
+  http::Address address_;
 };
 
 TEST_F(RelayStartOps, MetricsReflectAScriptedRun) {
@@ -176,7 +176,7 @@ TEST_F(RelayStartOps, HealthFailsWithTheReasonWhileTheServerIsAReadOnlyReplica) 
   ASSERT_TRUE(admin->command({"REPLICAOF", "127.0.0.1", std::to_string((*master)->port())}).ok());
   // The switch itself may first drop the worker's blocked read ("connection closed"); then
   // every write is refused with READONLY, and that must be what /healthz and relay health say.
-  observability::HttpGetResponse healthz;
+  http::Response healthz;
   EXPECT_TRUE(SpawnedProcess::waitUntil(
       [&] {
         healthz = get("/healthz");

@@ -18,7 +18,7 @@
 
 #include "common/system_clock.h"
 #include "fakes/fake_clock.h"
-#include "observability/http_client.h"
+#include "http/client.h"
 
 namespace relay::observability {
 namespace {
@@ -110,12 +110,12 @@ TEST_F(HttpServerTest, ServesARegisteredPathWithLengthTypeAndClose) {
 TEST_F(HttpServerTest, TheHandlerDecidesTheStatus) {
   start();
   health_ = 503;
-  auto response = httpGet(server_->address(), "/healthz", seconds(10), clock_);
+  auto response = http::get(server_->address(), "/healthz", seconds(10), clock_);
   ASSERT_TRUE(response.ok()) << response.error().message;
   EXPECT_EQ(response->status, 503);
   EXPECT_EQ(response->body, "reason\n");
   health_ = 200;
-  response = httpGet(server_->address(), "/healthz", seconds(10), clock_);
+  response = http::get(server_->address(), "/healthz", seconds(10), clock_);
   ASSERT_TRUE(response.ok());
   EXPECT_EQ(response->status, 200);
 }
@@ -366,9 +366,9 @@ TEST_F(HttpServerTest, StopIsIdempotentAndEndsServing) {
   start();
   server_->stop();
   server_->stop();
-  const HttpAddress address = server_->address();
+  const http::Address address = server_->address();
   server_.reset();
-  auto response = httpGet(address, "/metrics", seconds(5), clock_);
+  auto response = http::get(address, "/metrics", seconds(5), clock_);
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.error().kind, ErrorKind::kUnavailable);
 }
@@ -395,58 +395,9 @@ TEST_F(HttpServerTest, ServesOnIpv6Loopback) {
   ASSERT_TRUE((*created)->start().ok());
   EXPECT_EQ((*created)->address().toString(),
             "[::1]:" + std::to_string((*created)->address().port));
-  auto response = httpGet((*created)->address(), "/healthz", seconds(10), clock_);
+  auto response = http::get((*created)->address(), "/healthz", seconds(10), clock_);
   ASSERT_TRUE(response.ok()) << response.error().message;
   EXPECT_EQ(response->body, "ok\n");
-}
-
-TEST(HttpGet, NothingListeningIsUnavailable) {
-  SystemClock clock;
-  // Bind a port, then close it: nothing listens there now.
-  auto server = HttpServer::create({"127.0.0.1", 0}, {}, clock);
-  ASSERT_TRUE(server.ok());
-  const HttpAddress address = (*server)->address();
-  server->reset();
-  auto response = httpGet(address, "/healthz", seconds(5), clock);
-  ASSERT_FALSE(response.ok());
-  EXPECT_EQ(response.error().kind, ErrorKind::kUnavailable);
-  EXPECT_NE(response.error().message.find(address.toString()), std::string::npos);
-}
-
-TEST(HttpGet, AServerThatNeverAnswersTimesOut) {
-  SystemClock clock;
-  auto server = HttpServer::create({"127.0.0.1", 0}, {}, clock);  // listening, never started
-  ASSERT_TRUE(server.ok());
-  auto response = httpGet((*server)->address(), "/healthz", milliseconds(200), clock);
-  ASSERT_FALSE(response.ok());
-  EXPECT_EQ(response.error().kind, ErrorKind::kTimeout);
-}
-
-TEST(HttpAddressParse, AcceptsHostPortAndBracketedIpv6) {
-  auto v4 = parseHttpAddress("127.0.0.1:9464");
-  ASSERT_TRUE(v4.ok());
-  EXPECT_EQ(v4->host, "127.0.0.1");
-  EXPECT_EQ(v4->port, 9464);
-  auto v6 = parseHttpAddress("[::1]:0");
-  ASSERT_TRUE(v6.ok());
-  EXPECT_EQ(v6->host, "::1");
-  EXPECT_EQ(v6->port, 0);
-  EXPECT_EQ(v6->toString(), "[::1]:0");
-  auto name = parseHttpAddress("localhost:80");
-  ASSERT_TRUE(name.ok());
-  EXPECT_EQ(name->toString(), "localhost:80");
-}
-
-TEST(HttpAddressParse, RejectsWhatIsNotHostColonPort) {
-  for (const char* bad :
-       {"", "9464", ":9464", "host:", "host:http", "host:-1", "host:65536", "::1:9464", "[::1]",
-        "[::1]9464", "[127.0.0.1]:80", "[::1:80", "host name:80", "host/x:80"}) {
-    auto parsed = parseHttpAddress(bad);
-    EXPECT_FALSE(parsed.ok()) << bad;
-    if (!parsed.ok()) {
-      EXPECT_NE(parsed.error().message.find("expected host:port"), std::string::npos);
-    }
-  }
 }
 
 }  // namespace

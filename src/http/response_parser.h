@@ -8,10 +8,10 @@
 
 #include "common/result.h"
 
-namespace relay::runtime::docker {
+namespace relay::http {
 
 /// A parsed HTTP/1.1 response: status, headers (names as sent) and the decoded body.
-struct HttpResponse {
+struct Response {
   int status = 0;
   std::string reason;
   std::vector<std::pair<std::string, std::string>> headers;
@@ -22,16 +22,16 @@ struct HttpResponse {
 };
 
 /// Size caps of one response.
-struct HttpResponseLimits {
+struct ResponseLimits {
   std::size_t max_header_bytes = 64 * 1024;
   std::size_t max_body_bytes = 16 * 1024 * 1024;
 };
 
-/// Incremental parser of one HTTP/1.1 response as the Docker daemon sends it: a body delimited
-/// by Content-Length, by chunked transfer coding or by the end of the connection. Bytes may
-/// arrive split anywhere. Header and body sizes are capped so a misbehaving peer cannot grow
+/// Incremental parser of one HTTP/1.1 response (Docker's daemon, a worker's endpoints): a body
+/// delimited by Content-Length, by chunked transfer coding or by the end of the connection. Bytes
+/// may arrive split anywhere. Header and body sizes are capped so a misbehaving peer cannot grow
 /// memory without bound. Not thread-safe.
-class HttpResponseParser {
+class ResponseParser {
  public:
   /// What ends the message.
   enum class Mode {
@@ -39,7 +39,7 @@ class HttpResponseParser {
     kHeadersOnly,  // stop after the headers: the rest is a hijacked raw stream (attach)
   };
 
-  explicit HttpResponseParser(Mode mode = Mode::kFull, HttpResponseLimits limits = {});
+  explicit ResponseParser(Mode mode = Mode::kFull, ResponseLimits limits = {});
 
   /// Consumes bytes and returns how many were used: all of them until the message is complete,
   /// fewer when it completes inside `bytes` (the rest belongs to whatever follows). An Error
@@ -50,8 +50,8 @@ class HttpResponseParser {
   Status finish();
 
   bool complete() const { return state_ == State::kDone; }
-  const HttpResponse& response() const { return response_; }
-  HttpResponse takeResponse() { return std::move(response_); }
+  const Response& response() const { return response_; }
+  Response takeResponse() { return std::move(response_); }
 
  private:
   enum class State {
@@ -72,11 +72,11 @@ class HttpResponseParser {
   Error fail(std::string message);
 
   Mode mode_;
-  HttpResponseLimits limits_;
+  ResponseLimits limits_;
   State state_ = State::kHeaders;
   std::string line_;  // the partial head, chunk-size line or trailer line
   std::size_t remaining_ = 0;
-  HttpResponse response_;
+  Response response_;
 };
 
-}  // namespace relay::runtime::docker
+}  // namespace relay::http

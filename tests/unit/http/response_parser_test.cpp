@@ -1,18 +1,18 @@
-#include "runtime/docker/http_response_parser.h"
+#include "http/response_parser.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <string_view>
 
-namespace relay::runtime::docker {
+namespace relay::http {
 namespace {
 
 // Feeds `bytes` in pieces of `step` bytes, then signals the end of the connection.
-Result<HttpResponse> parseInPieces(std::string_view bytes, std::size_t step,
-                                   HttpResponseParser::Mode mode = HttpResponseParser::Mode::kFull,
-                                   HttpResponseLimits limits = {}) {
-  HttpResponseParser parser(mode, limits);
+Result<Response> parseInPieces(std::string_view bytes, std::size_t step,
+                               ResponseParser::Mode mode = ResponseParser::Mode::kFull,
+                               ResponseLimits limits = {}) {
+  ResponseParser parser(mode, limits);
   while (!bytes.empty() && !parser.complete()) {
     const std::string_view piece = bytes.substr(0, step);
     auto used = parser.feed(piece);
@@ -23,7 +23,7 @@ Result<HttpResponse> parseInPieces(std::string_view bytes, std::size_t step,
   return parser.takeResponse();
 }
 
-TEST(HttpResponseParser, ReadsAContentLengthBody) {
+TEST(ResponseParser, ReadsAContentLengthBody) {
   const auto response = parseInPieces(
       "HTTP/1.1 201 Created\r\nContent-Type: application/json\r\nContent-Length: 11\r\n\r\n"
       "{\"Id\":\"ab\"}",
@@ -35,7 +35,7 @@ TEST(HttpResponseParser, ReadsAContentLengthBody) {
   EXPECT_EQ(response->body, "{\"Id\":\"ab\"}");
 }
 
-TEST(HttpResponseParser, DecodesChunkedBodiesSplitAtEveryByte) {
+TEST(ResponseParser, DecodesChunkedBodiesSplitAtEveryByte) {
   const std::string wire =
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
       "5\r\nhello\r\n7;ext=1\r\n, world\r\n0\r\nX-Trailer: yes\r\n\r\n";
@@ -46,14 +46,14 @@ TEST(HttpResponseParser, DecodesChunkedBodiesSplitAtEveryByte) {
   }
 }
 
-TEST(HttpResponseParser, ReadsABodyDelimitedByTheEndOfTheConnection) {
+TEST(ResponseParser, ReadsABodyDelimitedByTheEndOfTheConnection) {
   const auto response = parseInPieces("HTTP/1.0 200 OK\r\nServer: x\r\n\r\nuntil close", 3);
   ASSERT_TRUE(response.ok()) << response.error().message;
   EXPECT_EQ(response->body, "until close");
 }
 
-TEST(HttpResponseParser, NoContentHasNoBody) {
-  HttpResponseParser parser;
+TEST(ResponseParser, NoContentHasNoBody) {
+  ResponseParser parser;
   const std::string wire = "HTTP/1.1 204 No Content\r\nApi-Version: 1.41\r\n\r\n";
   auto used = parser.feed(wire);
   ASSERT_TRUE(used.ok());
@@ -62,8 +62,8 @@ TEST(HttpResponseParser, NoContentHasNoBody) {
   EXPECT_EQ(parser.response().status, 204);
 }
 
-TEST(HttpResponseParser, StopsAtTheEndOfTheMessageAndLeavesTheRest) {
-  HttpResponseParser parser;
+TEST(ResponseParser, StopsAtTheEndOfTheMessageAndLeavesTheRest) {
+  ResponseParser parser;
   auto used = parser.feed("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOKextra");
   ASSERT_TRUE(used.ok());
   EXPECT_TRUE(parser.complete());
@@ -71,8 +71,8 @@ TEST(HttpResponseParser, StopsAtTheEndOfTheMessageAndLeavesTheRest) {
   EXPECT_EQ(*used, std::string_view("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nOK").size());
 }
 
-TEST(HttpResponseParser, HeadersOnlyModeHandsBackTheHijackedStream) {
-  HttpResponseParser parser(HttpResponseParser::Mode::kHeadersOnly);
+TEST(ResponseParser, HeadersOnlyModeHandsBackTheHijackedStream) {
+  ResponseParser parser(ResponseParser::Mode::kHeadersOnly);
   const std::string head =
       "HTTP/1.1 101 UPGRADED\r\nContent-Type: application/vnd.docker.raw-stream\r\n"
       "Connection: Upgrade\r\nUpgrade: tcp\r\n\r\n";
@@ -84,7 +84,7 @@ TEST(HttpResponseParser, HeadersOnlyModeHandsBackTheHijackedStream) {
   EXPECT_EQ(*used, head.size());
 }
 
-TEST(HttpResponseParser, RejectsAGarbageStatusLine) {
+TEST(ResponseParser, RejectsAGarbageStatusLine) {
   const auto response = parseInPieces("SSH-2.0-OpenSSH\r\n\r\n", 100);
   ASSERT_FALSE(response.ok());
   EXPECT_EQ(response.error().kind, ErrorKind::kInternal);
@@ -92,62 +92,62 @@ TEST(HttpResponseParser, RejectsAGarbageStatusLine) {
       << response.error().message;
 }
 
-TEST(HttpResponseParser, RejectsABadChunkSize) {
+TEST(ResponseParser, RejectsABadChunkSize) {
   const auto response =
       parseInPieces("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 100);
   ASSERT_FALSE(response.ok());
   EXPECT_NE(response.error().message.find("bad chunk size 'zz'"), std::string::npos);
 }
 
-TEST(HttpResponseParser, RejectsChunkDataWithoutCrlf) {
+TEST(ResponseParser, RejectsChunkDataWithoutCrlf) {
   const auto response =
       parseInPieces("HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabXY", 100);
   ASSERT_FALSE(response.ok());
   EXPECT_NE(response.error().message.find("not followed by CRLF"), std::string::npos);
 }
 
-TEST(HttpResponseParser, RejectsConflictingContentLengths) {
+TEST(ResponseParser, RejectsConflictingContentLengths) {
   const auto response =
       parseInPieces("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nabc", 100);
   ASSERT_FALSE(response.ok());
   EXPECT_NE(response.error().message.find("conflicting Content-Length"), std::string::npos);
 }
 
-TEST(HttpResponseParser, CapsTheHeaderSize) {
-  HttpResponseLimits limits;
+TEST(ResponseParser, CapsTheHeaderSize) {
+  ResponseLimits limits;
   limits.max_header_bytes = 64;
   const auto response =
       parseInPieces("HTTP/1.1 200 OK\r\nX-Long: " + std::string(200, 'a') + "\r\n\r\n", 7,
-                    HttpResponseParser::Mode::kFull, limits);
+                    ResponseParser::Mode::kFull, limits);
   ASSERT_FALSE(response.ok());
   EXPECT_NE(response.error().message.find("headers exceed 64 bytes"), std::string::npos);
 }
 
-TEST(HttpResponseParser, CapsTheBodySizeForEveryFraming) {
-  HttpResponseLimits limits;
+TEST(ResponseParser, CapsTheBodySizeForEveryFraming) {
+  ResponseLimits limits;
   limits.max_body_bytes = 4;
   for (const char* wire : {"HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\n12345",
                            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n12345\r\n",
                            "HTTP/1.1 200 OK\r\n\r\n12345"}) {
-    const auto response = parseInPieces(wire, 2, HttpResponseParser::Mode::kFull, limits);
+    const auto response = parseInPieces(wire, 2, ResponseParser::Mode::kFull, limits);
     ASSERT_FALSE(response.ok()) << wire;
     EXPECT_NE(response.error().message.find("exceeds"), std::string::npos) << wire;
   }
 }
 
-TEST(HttpResponseParser, ATruncatedResponseIsAnError) {
+TEST(ResponseParser, ATruncatedResponseIsAnError) {
   const auto response = parseInPieces("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nshort", 100);
   ASSERT_FALSE(response.ok());
   EXPECT_NE(response.error().message.find("closed before the end of the response body"),
             std::string::npos);
 }
 
-TEST(HttpResponseParser, AConnectionClosedBeforeAnyByteIsAnError) {
-  HttpResponseParser parser;
+TEST(ResponseParser, AConnectionClosedBeforeAnyByteIsAnError) {
+  ResponseParser parser;
   const auto status = parser.finish();
   ASSERT_FALSE(status.ok());
   EXPECT_NE(status.error().message.find("closed before any response"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace relay::runtime::docker
+}  // namespace relay::http

@@ -1,8 +1,8 @@
-#include "observability/http_address.h"
+#include "http/address.h"
 
 #include <charconv>
 
-namespace relay::observability {
+namespace relay::http {
 namespace {
 
 Error bad(std::string_view text, std::string_view why) {
@@ -12,13 +12,13 @@ Error bad(std::string_view text, std::string_view why) {
 
 }  // namespace
 
-std::string HttpAddress::toString() const {
+std::string Address::toString() const {
   const bool v6 = host.find(':') != std::string::npos;
   return (v6 ? "[" + host + "]" : host) + ":" + std::to_string(port);
 }
 
-Result<HttpAddress> parseHttpAddress(std::string_view text) {
-  HttpAddress address;
+Result<Address> parseAddress(std::string_view text) {
+  Address address;
   std::string_view port;
   if (!text.empty() && text.front() == '[') {
     const std::size_t close = text.find(']');
@@ -54,4 +54,4 @@ Result<HttpAddress> parseHttpAddress(std::string_view text) {
   return address;
 }
 
-}  // namespace relay::observability
+}  // namespace relay::http

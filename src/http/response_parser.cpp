@@ -1,11 +1,11 @@
-#include "runtime/docker/http_response_parser.h"
+#include "http/response_parser.h"
 
 #include <algorithm>
 #include <charconv>
 
 #include "common/printable.h"
 
-namespace relay::runtime::docker {
+namespace relay::http {
 namespace {
 
 constexpr std::size_t kMaxChunkLineBytes = 1024;
@@ -35,22 +35,21 @@ std::string quoted(std::string_view text) {
 
 }  // namespace
 
-std::string_view HttpResponse::header(std::string_view name) const {
+std::string_view Response::header(std::string_view name) const {
   for (const auto& [key, value] : headers) {
     if (equalsIgnoreCase(key, name)) return value;
   }
   return {};
 }
 
-HttpResponseParser::HttpResponseParser(Mode mode, HttpResponseLimits limits)
-    : mode_(mode), limits_(limits) {}
+ResponseParser::ResponseParser(Mode mode, ResponseLimits limits) : mode_(mode), limits_(limits) {}
 
-Error HttpResponseParser::fail(std::string message) {
+Error ResponseParser::fail(std::string message) {
   state_ = State::kFailed;
-  return Error::internal("malformed HTTP response from the docker daemon: " + std::move(message));
+  return Error::internal("malformed HTTP response: " + std::move(message));
 }
 
-Result<std::size_t> HttpResponseParser::feed(std::string_view bytes) {
+Result<std::size_t> ResponseParser::feed(std::string_view bytes) {
   const std::size_t total = bytes.size();
   while (!bytes.empty()) {
     switch (state_) {
@@ -148,7 +147,7 @@ Result<std::size_t> HttpResponseParser::feed(std::string_view bytes) {
   return total;
 }
 
-Status HttpResponseParser::finish() {
+Status ResponseParser::finish() {
   switch (state_) {
     case State::kDone:
       return {};
@@ -165,7 +164,7 @@ Status HttpResponseParser::finish() {
   }
 }
 
-Status HttpResponseParser::parseHead(std::string_view head) {
+Status ResponseParser::parseHead(std::string_view head) {
   std::size_t line_end = head.find("\r\n");
   std::string_view status_line = head.substr(0, line_end);
   // HTTP/1.x SP 3DIGIT SP reason
@@ -199,7 +198,7 @@ Status HttpResponseParser::parseHead(std::string_view head) {
   return {};
 }
 
-Status HttpResponseParser::startBody() {
+Status ResponseParser::startBody() {
   const int status = response_.status;
   if (mode_ == Mode::kHeadersOnly || status < 200 || status == 204 || status == 304) {
     state_ = State::kDone;
@@ -237,7 +236,7 @@ Status HttpResponseParser::startBody() {
   return {};
 }
 
-Status HttpResponseParser::appendBody(std::string_view bytes) {
+Status ResponseParser::appendBody(std::string_view bytes) {
   if (bytes.size() > limits_.max_body_bytes - response_.body.size()) {
     return fail("body exceeds " + std::to_string(limits_.max_body_bytes) + " bytes");
   }
@@ -245,4 +244,4 @@ Status HttpResponseParser::appendBody(std::string_view bytes) {
   return {};
 }
 
-}  // namespace relay::runtime::docker
+}  // namespace relay::http
