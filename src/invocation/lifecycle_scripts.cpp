@@ -300,18 +300,15 @@ end
 return {verdict, 0, stats_failures}
 )LUA";
 
+// Any number of messages (a read: docs/pipeline.md "Acknowledgements in batches"), each as alone.
 constexpr const char* kAcknowledge = R"LUA(
-local stream, key, due = KEYS[1], KEYS[2], KEYS[3]
-local group, id, ttl, obsolete = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4] == '1'
-if retained(key) then
-  redis.call('XACK', stream, group, id)
-  return {'retained'}
-end
+local stream, due = KEYS[1], KEYS[2]
+local group, ttl = ARGV[1], tonumber(ARGV[2])
+local now = nil
 -- An occurrence whose schedule no longer exists leaves the PEL even with attempts left, unless
 -- one of its invocations is running right now; nothing else is acknowledged unresolved.
-local function obsoleteOccurrence()
-  if not obsolete then return false end
-  local now = now_ms()
+local function obsoleteOccurrence(key)
+  now = now or now_ms()
   for _, e in ipairs(planned(key) or {}) do
     if e.trigger ~= 's' then return false end
     local m = marker(key, e.field)
@@ -319,11 +316,50 @@ local function obsoleteOccurrence()
   end
   return true
 end
-if not resolved(key) and not obsoleteOccurrence() then
-  return {'unresolved', redis.call('HGET', key, 'relay:plan')}
+-- unpack() has a stack limit: at most 1000 names per command. Returns the sum of the replies.
+local function in_chunks(command, first_args, names)
+  local sum = 0
+  for first = 1, #names, 1000 do
+    local call = {command}
+    for _, a in ipairs(first_args) do call[#call + 1] = a end
+    for j = first, math.min(first + 999, #names) do call[#call + 1] = names[j] end
+    sum = sum + redis.call(unpack(call))
+  end
+  return sum
 end
-ack_and_retain(stream, key, due, group, id, ttl)
-return {'acked'}
+-- One EXISTS for all: a read of unmatched events (almost always) has no state at all.
+local states = {}
+for i = 3, #KEYS do states[#states + 1] = KEYS[i] end
+local some_state = in_chunks('EXISTS', {}, states) > 0
+-- One flat reply (a table per message would cost more than the rest of the script).
+local verdicts, xacks, acked = {}, {}, {}
+for i = 3, #KEYS do
+  local key, id, obsolete = KEYS[i], ARGV[2 * i - 3], ARGV[2 * i - 2] == '1'
+  if not some_state or redis.call('EXISTS', key) == 0 then
+    -- No state: never classified before (an unmatched event, almost always).
+    verdicts[#verdicts + 1] = 'acked'
+    verdicts[#verdicts + 1] = ''
+    acked[#acked + 1] = id
+  elseif retained(key) then
+    verdicts[#verdicts + 1] = 'retained'
+    verdicts[#verdicts + 1] = ''
+    xacks[#xacks + 1] = id
+  elseif not resolved(key) and not (obsolete and obsoleteOccurrence(key)) then
+    verdicts[#verdicts + 1] = 'unresolved'
+    verdicts[#verdicts + 1] = redis.call('HGET', key, 'relay:plan')
+  else
+    -- The message leaves the PEL and its state is switched to retention in the same step.
+    redis.call('HSET', key, 'relay:retained', '1')
+    if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+    verdicts[#verdicts + 1] = 'acked'
+    verdicts[#verdicts + 1] = ''
+    acked[#acked + 1] = id
+  end
+end
+for _, id in ipairs(acked) do xacks[#xacks + 1] = id end
+if #xacks > 0 then in_chunks('XACK', {stream, group}, xacks) end
+if #acked > 0 then in_chunks('ZREM', {due}, acked) end
+return verdicts
 )LUA";
 
 constexpr const char* kClearMissing = R"LUA(

@@ -7,7 +7,7 @@ namespace relay::invocation {
 /// The Lua scripts of the lifecycle verbs (docs/pipeline.md "Scripts"). Each takes all its keys
 /// as KEYS (Redis Cluster: one slot with a hash-tagged stream), reads the time with TIME (one
 /// clock for every replica), checks `relay:retained` so a stale delivery is inert, and fences
-/// on the claim token. Replies are decoded in one place: redis_lifecycle_store.cpp.
+/// on the claim token. Replies are decoded in one place: lifecycle_replies.cpp.
 struct LifecycleScripts {
   /// KEYS: state, due. ARGV: candidate plan, runnable mask ("1"/"0" per plan entry), token,
   /// grace-ms, lease-ms, margin-ms, message-id.
@@ -30,8 +30,9 @@ struct LifecycleScripts {
   /// the entry's field/value pairs. Returns {written|exists|stale|retained, acked,
   /// stats-failures} or {planned, plan}.
   redis::Script write_dlq;
-  /// KEYS: stream, state, due. ARGV: group, message-id, retention-ms, obsolete-occurrence (1|0).
-  /// Returns {acked} | {unresolved, plan} | {retained}.
+  /// Any number of messages: KEYS: stream, due, then each message's state. ARGV: group,
+  /// retention-ms, then each message's id and obsolete-occurrence (1|0), in the order of KEYS.
+  /// Returns two elements per message, in order: acked, "" | unresolved, plan | retained, "".
   redis::Script acknowledge;
   /// KEYS: stream, state, due. ARGV: group, message-id, retention-ms. Returns cleared | retained.
   redis::Script clear_missing;

@@ -157,9 +157,10 @@ class LifecycleStore {
   /// of the same attempt; not a transition: written whatever the state, expiring with the
   /// retention after its last write.
   virtual Status journal(std::string_view id, const AttemptRecord& record) = 0;
-  /// acknowledge() or writeDlq() of each request, in order, each as atomic and idempotent as
-  /// alone; a store that can sends them all in one round trip (RedisLifecycleStore: one
-  /// pipeline). The default calls them one after another.
+  /// acknowledge() or writeDlq() of each request, verdicts in request order, each as atomic and
+  /// idempotent as alone; a store that can sends them all in one round trip
+  /// (RedisLifecycleStore: one pipeline, all the acknowledgements in one script call). The
+  /// default calls them one after another.
   virtual std::vector<Result<SettleVerdict>> settle(const std::vector<SettleRequest>& requests) {
     std::vector<Result<SettleVerdict>> verdicts;
     for (const SettleRequest& request : requests) {

@@ -1,18 +1,14 @@
 #include "invocation/redis_lifecycle_store.h"
 
-#include <charconv>
 #include <utility>
 
 #include "invocation/keys.h"
+#include "invocation/lifecycle_replies.h"
 
 namespace relay::invocation {
 namespace {
 
 using Reply = redis::Result<redis::Reply>;
-
-Error protocol(std::string message) {
-  return Error::internal("lifecycle script: " + std::move(message));
-}
 
 std::string millis(std::chrono::milliseconds duration) { return std::to_string(duration.count()); }
 
@@ -26,159 +22,20 @@ bool transient(const redis::Error& error) {
   return false;
 }
 
-// The decoding of every script reply, in one place next to the Lua.
-Result<std::string_view> text(const redis::ReplyView& reply) {
-  auto value = reply.string();
-  if (!value.ok()) return protocol(value.error().message);
-  return *value;
+// A pipelined reply that a call alone through eval() may still get: the connection broke, the
+// script cache was flushed (NOSCRIPT), or a failover is in progress.
+bool runAgainAlone(const Reply& reply) {
+  return !reply.ok() &&
+         (reply.error().kind != redis::ErrorKind::kReply ||
+          redis::isReplyError(reply.error(), "NOSCRIPT") || transient(reply.error()));
 }
 
-Result<std::string_view> textAt(const redis::ReplyView& reply, std::size_t index) {
-  auto element = reply.at(index);
-  if (!element.ok()) return protocol(element.error().message);
-  return text(*element);
-}
-
-Result<long long> integerAt(const redis::ReplyView& reply, std::size_t index) {
-  auto element = reply.at(index);
-  if (!element.ok()) return protocol(element.error().message);
-  auto value = element->integer();
-  if (!value.ok()) return protocol(value.error().message);
-  return *value;
-}
-
-Result<Plan> planAt(const redis::ReplyView& reply, std::size_t index) {
-  auto value = textAt(reply, index);
-  if (!value.ok()) return value.error();
-  auto plan = decodePlan(*value);
-  if (!plan) return protocol("recorded plan is corrupt: \"" + std::string(*value) + "\"");
-  return *plan;
-}
-
-Result<StartVerdict> decodeStart(const redis::ReplyView& reply) {
-  auto name = textAt(reply, 0);
-  if (!name.ok()) return name.error();
-  StartVerdict verdict;
-  using Kind = StartVerdict::Kind;
-  if (*name == "run" || *name == "busy") {
-    verdict.kind = *name == "run" ? Kind::kRun : Kind::kBusy;
-    auto index = integerAt(reply, 1);
-    auto attempt = integerAt(reply, 2);
-    if (!index.ok() || !attempt.ok()) return protocol("start: bad run/busy reply");
-    verdict.index = static_cast<std::size_t>(*index);
-    verdict.attempt = static_cast<int>(*attempt);
-  } else if (*name == "pending") {
-    verdict.kind = Kind::kPending;
-  } else if (*name == "done") {
-    verdict.kind = Kind::kDone;
-  } else if (*name == "retained") {
-    verdict.kind = Kind::kRetained;
-  } else if (*name == "owes") {
-    verdict.kind = Kind::kOwesDlq;
-    for (std::size_t i = 1; i + 1 < reply.size(); i += 2) {
-      auto index = integerAt(reply, i);
-      auto attempt = integerAt(reply, i + 1);
-      if (!index.ok() || !attempt.ok()) return protocol("start: bad owes reply");
-      verdict.owed.emplace_back(static_cast<std::size_t>(*index), static_cast<int>(*attempt));
-    }
-  } else if (*name == "replan") {
-    verdict.kind = Kind::kReplan;
-    auto plan = planAt(reply, 1);
-    if (!plan.ok()) return plan.error();
-    verdict.plan = std::move(plan).value();
-  } else if (*name == "corrupt") {
-    auto field = textAt(reply, 1);
-    auto value = textAt(reply, 2);
-    return Error::internal(
-        "invocation state of " + std::string(field.ok() ? *field : std::string_view("?")) +
-        " is corrupt: \"" + std::string(value.ok() ? *value : std::string_view("?")) + "\"");
-  } else {
-    return protocol("start returned \"" + std::string(*name) + "\"");
-  }
-  return verdict;
-}
-
-Result<CompleteVerdict> decodeComplete(const redis::ReplyView& reply) {
-  auto name = textAt(reply, 0);
-  auto acked = integerAt(reply, 1);
-  auto written = integerAt(reply, 2);
-  auto failures = integerAt(reply, 3);
-  if (!name.ok() || !acked.ok() || !written.ok() || !failures.ok()) {
-    return protocol("complete: bad reply");
-  }
-  static constexpr std::pair<std::string_view, CompleteVerdict::Kind> kNames[] = {
-      {"succeeded", CompleteVerdict::Kind::kSucceeded},
-      {"failed", CompleteVerdict::Kind::kFailed},
-      {"exhausted", CompleteVerdict::Kind::kExhausted},
-      {"stale", CompleteVerdict::Kind::kStale},
-      {"retained", CompleteVerdict::Kind::kRetained}};
-  for (const auto& [known, kind] : kNames) {
-    if (*name == known) {
-      return CompleteVerdict{kind, *written != 0, *acked != 0, static_cast<int>(*failures)};
-    }
-  }
-  return protocol("complete returned \"" + std::string(*name) + "\"");
-}
-
-Result<DlqVerdict> decodeDlq(const redis::ReplyView& reply) {
-  auto name = textAt(reply, 0);
-  if (!name.ok()) return name.error();
-  DlqVerdict verdict;
-  if (*name == "planned") {
-    verdict.kind = DlqVerdict::Kind::kPlanned;
-    auto plan = planAt(reply, 1);
-    if (!plan.ok()) return plan.error();
-    verdict.plan = std::move(plan).value();
-    return verdict;
-  }
-  auto acked = integerAt(reply, 1);
-  if (!acked.ok()) return acked.error();
-  verdict.acked = *acked != 0;
-  if (reply.size() > 2) {
-    auto failures = integerAt(reply, 2);
-    if (!failures.ok()) return failures.error();
-    verdict.stats_failures = static_cast<int>(*failures);
-  }
-  static constexpr std::pair<std::string_view, DlqVerdict::Kind> kNames[] = {
-      {"written", DlqVerdict::Kind::kWritten},
-      {"exists", DlqVerdict::Kind::kExists},
-      {"stale", DlqVerdict::Kind::kStale},
-      {"retained", DlqVerdict::Kind::kRetained}};
-  for (const auto& [known, kind] : kNames) {
-    if (*name == known) {
-      verdict.kind = kind;
-      return verdict;
-    }
-  }
-  return protocol("write_dlq returned \"" + std::string(*name) + "\"");
-}
-
-Result<AckVerdict> decodeAck(const redis::ReplyView& reply) {
-  auto name = textAt(reply, 0);
-  if (!name.ok()) return name.error();
-  AckVerdict verdict;
-  if (*name == "acked") return verdict;
-  if (*name == "retained") {
-    verdict.kind = AckVerdict::Kind::kRetained;
-    return verdict;
-  }
-  if (*name != "unresolved") return protocol("acknowledge returned \"" + std::string(*name) + "\"");
-  verdict.kind = AckVerdict::Kind::kUnresolved;
-  auto plan = planAt(reply, 1);
-  if (!plan.ok()) return plan.error();
-  verdict.plan = std::move(plan).value();
-  return verdict;
-}
-
-template <typename Kind, std::size_t N>
-Result<Kind> decodeName(const redis::ReplyView& reply,
-                        const std::pair<std::string_view, Kind> (&names)[N]) {
-  auto name = text(reply);
-  if (!name.ok()) return name.error();
-  for (const auto& [known, kind] : names) {
-    if (*name == known) return kind;
-  }
-  return protocol("unexpected reply \"" + std::string(*name) + "\"");
+std::vector<std::string> evalsha(const redis::Script& script, std::vector<std::string> keys,
+                                 std::vector<std::string> args) {
+  std::vector<std::string> command = {"EVALSHA", script.sha1(), std::to_string(keys.size())};
+  for (std::string& key : keys) command.push_back(std::move(key));
+  for (std::string& arg : args) command.push_back(std::move(arg));
+  return command;
 }
 
 }  // namespace
@@ -254,11 +111,7 @@ Result<ReleaseVerdict> RedisLifecycleStore::release(std::string_view id, std::st
   auto reply = eval(scripts_.release, {settings_.keys.state(id), settings_.keys.due()},
                     {std::string(field), std::string(token), millis(retry_after), std::string(id)});
   if (!reply.ok()) return reply.error().toRelay();
-  static constexpr std::pair<std::string_view, ReleaseVerdict> kNames[] = {
-      {"released", ReleaseVerdict::kReleased},
-      {"not_held", ReleaseVerdict::kNotHeld},
-      {"retained", ReleaseVerdict::kRetained}};
-  return decodeName(*reply, kNames);
+  return decodeRelease(*reply);
 }
 
 Result<RenewVerdict> RedisLifecycleStore::renew(std::string_view id, std::string_view field,
@@ -269,11 +122,7 @@ Result<RenewVerdict> RedisLifecycleStore::renew(std::string_view id, std::string
                     {std::string(field), std::string(token), millis(extend), keys.group,
                      settings_.consumer, std::string(id)});
   if (!reply.ok()) return reply.error().toRelay();
-  static constexpr std::pair<std::string_view, RenewVerdict> kNames[] = {
-      {"renewed", RenewVerdict::kRenewed},
-      {"lost", RenewVerdict::kLost},
-      {"retained", RenewVerdict::kRetained}};
-  return decodeName(*reply, kNames);
+  return decodeRenew(*reply);
 }
 
 Result<DlqVerdict> RedisLifecycleStore::writeDlq(std::string_view id, std::string_view field,
@@ -284,9 +133,11 @@ Result<DlqVerdict> RedisLifecycleStore::writeDlq(std::string_view id, std::strin
 }
 
 Result<AckVerdict> RedisLifecycleStore::acknowledge(std::string_view id, bool obsolete_occurrence) {
-  auto reply = eval(scripts_.acknowledge, ackKeys(id), ackArgs(id, obsolete_occurrence));
-  if (!reply.ok()) return reply.error().toRelay();
-  return decodeAck(*reply);
+  return std::move(acknowledgeAll({{id, obsolete_occurrence}}).front());
+}
+
+std::vector<Result<AckVerdict>> RedisLifecycleStore::acknowledgeAll(const AckBatch& batch) {
+  return decodeAcks(eval(scripts_.acknowledge, ackKeys(batch), ackArgs(batch)), batch.size());
 }
 
 Status RedisLifecycleStore::clearMissing(std::string_view id) {
@@ -304,15 +155,20 @@ Status RedisLifecycleStore::journal(std::string_view id, const AttemptRecord& re
   return {};
 }
 
-std::vector<std::string> RedisLifecycleStore::ackKeys(std::string_view id) const {
+std::vector<std::string> RedisLifecycleStore::ackKeys(const AckBatch& batch) const {
   const StreamKeys& keys = settings_.keys;
-  return {keys.stream, keys.state(id), keys.due()};
+  std::vector<std::string> names = {keys.stream, keys.due()};
+  for (const auto& [id, obsolete] : batch) names.push_back(keys.state(id));
+  return names;
 }
 
-std::vector<std::string> RedisLifecycleStore::ackArgs(std::string_view id,
-                                                      bool obsolete_occurrence) const {
-  return {settings_.keys.group, std::string(id), millis(settings_.retention),
-          obsolete_occurrence ? "1" : "0"};
+std::vector<std::string> RedisLifecycleStore::ackArgs(const AckBatch& batch) const {
+  std::vector<std::string> args = {settings_.keys.group, millis(settings_.retention)};
+  for (const auto& [id, obsolete] : batch) {
+    args.emplace_back(id);
+    args.emplace_back(obsolete ? "1" : "0");
+  }
+  return args;
 }
 
 std::vector<std::string> RedisLifecycleStore::dlqKeys(std::string_view id) const {
@@ -334,22 +190,26 @@ std::vector<std::string> RedisLifecycleStore::dlqArgs(std::string_view id, std::
 std::vector<Result<SettleVerdict>> RedisLifecycleStore::settle(
     const std::vector<SettleRequest>& requests) {
   if (requests.empty()) return {};
-  // One EVALSHA per request in one pipeline. What it cannot answer (a broken connection, a lost
-  // script cache) runs again alone through eval() (reconnect, retry, EVAL): verbs are idempotent.
-  std::vector<std::vector<std::string>> commands;
+  // One pipeline: the *acknowledge* call of every message to acknowledge first, then one
+  // *write_dlq* call per entry. What it cannot answer (a broken connection, a lost script
+  // cache) runs again alone through eval() (reconnect, retry, EVAL): verbs are idempotent.
+  AckBatch acks;
+  std::vector<const SettleRequest*> dlqs;
   for (const SettleRequest& request : requests) {
-    const bool dlq = request.dlq.has_value();
-    const redis::Script& script = dlq ? scripts_.write_dlq : scripts_.acknowledge;
-    const std::vector<std::string> keys = dlq ? dlqKeys(request.id) : ackKeys(request.id);
-    std::vector<std::string> command = {"EVALSHA", script.sha1(), std::to_string(keys.size())};
-    command.insert(command.end(), keys.begin(), keys.end());
-    for (std::string& arg : dlq ? dlqArgs(request.id, kMalformedField, *request.dlq)
-                                : ackArgs(request.id, request.obsolete_occurrence)) {
-      command.push_back(std::move(arg));
+    if (request.dlq) {
+      dlqs.push_back(&request);
+    } else {
+      acks.emplace_back(request.id, request.obsolete_occurrence);
     }
-    commands.push_back(std::move(command));
   }
-  std::optional<std::vector<redis::Result<redis::Reply>>> replies;
+  std::vector<std::vector<std::string>> commands;
+  if (!acks.empty())
+    commands.push_back(evalsha(scripts_.acknowledge, ackKeys(acks), ackArgs(acks)));
+  for (const SettleRequest* request : dlqs) {
+    commands.push_back(evalsha(scripts_.write_dlq, dlqKeys(request->id),
+                               dlqArgs(request->id, kMalformedField, *request->dlq)));
+  }
+  std::optional<std::vector<Reply>> replies;
   if (!connection_ || !connection_->ok()) {
     auto created = redis::Connection::create(endpoint_, settings_.connection);
     if (created.ok()) connection_ = std::move(created).value();
@@ -358,39 +218,40 @@ std::vector<Result<SettleVerdict>> RedisLifecycleStore::settle(
     auto sent = connection_->pipeline(commands);
     if (sent.ok()) replies = std::move(sent).value();
   }
+  std::size_t next_reply = 0;
+  const auto take = [&] {
+    const std::size_t i = next_reply++;
+    return replies && i < replies->size()
+               ? std::move((*replies)[i])
+               : Reply(redis::Error{redis::ErrorKind::kClosed, "not sent"});
+  };
+  std::vector<Result<AckVerdict>> acked;
+  if (!acks.empty()) {
+    Reply reply = take();
+    acked = runAgainAlone(reply) ? acknowledgeAll(acks) : decodeAcks(reply, acks.size());
+  }
   std::vector<Result<SettleVerdict>> verdicts;
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    const SettleRequest& request = requests[i];
-    const bool dlq = request.dlq.has_value();
-    Reply reply = replies && i < replies->size()
-                      ? std::move((*replies)[i])
-                      : Reply(redis::Error{redis::ErrorKind::kClosed, "not sent"});
-    if (!reply.ok() &&
-        (reply.error().kind != redis::ErrorKind::kReply ||
-         redis::isReplyError(reply.error(), "NOSCRIPT") || transient(reply.error()))) {
-      reply = dlq ? eval(scripts_.write_dlq, dlqKeys(request.id),
-                         dlqArgs(request.id, kMalformedField, *request.dlq))
-                  : eval(scripts_.acknowledge, ackKeys(request.id),
-                         ackArgs(request.id, request.obsolete_occurrence));
-    }
-    if (!reply.ok()) {
-      verdicts.emplace_back(reply.error().toRelay());
+  std::size_t next_ack = 0;
+  for (const SettleRequest& request : requests) {
+    if (!request.dlq) {
+      Result<AckVerdict>& ack = acked[next_ack++];
+      if (ack.ok()) {
+        verdicts.emplace_back(SettleVerdict{std::move(ack).value(), std::nullopt});
+      } else {
+        verdicts.emplace_back(ack.error());
+      }
       continue;
     }
-    if (dlq) {
-      auto written = decodeDlq(*reply);
-      if (written.ok()) {
-        verdicts.emplace_back(SettleVerdict{{}, std::move(written).value()});
-      } else {
-        verdicts.emplace_back(written.error());
-      }
+    Reply reply = take();
+    if (runAgainAlone(reply)) {
+      reply = eval(scripts_.write_dlq, dlqKeys(request.id),
+                   dlqArgs(request.id, kMalformedField, *request.dlq));
+    }
+    auto written = reply.ok() ? decodeDlq(*reply) : Result<DlqVerdict>(reply.error().toRelay());
+    if (written.ok()) {
+      verdicts.emplace_back(SettleVerdict{{}, std::move(written).value()});
     } else {
-      auto acked = decodeAck(*reply);
-      if (acked.ok()) {
-        verdicts.emplace_back(SettleVerdict{std::move(acked).value(), std::nullopt});
-      } else {
-        verdicts.emplace_back(acked.error());
-      }
+      verdicts.emplace_back(written.error());
     }
   }
   return verdicts;

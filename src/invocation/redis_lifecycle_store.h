@@ -3,6 +3,8 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/clock.h"
@@ -51,7 +53,8 @@ class RedisLifecycleStore final : public LifecycleStore {
   Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence = false) override;
   Status clearMissing(std::string_view id) override;
   Status journal(std::string_view id, const AttemptRecord& record) override;
-  /// Every request's script in one pipeline (one round trip).
+  /// One pipeline (one round trip): one *acknowledge* call for every message it acknowledges,
+  /// one *write_dlq* call per DLQ entry.
   std::vector<Result<SettleVerdict>> settle(const std::vector<SettleRequest>& requests) override;
 
   const RedisStoreSettings& settings() const { return settings_; }
@@ -62,8 +65,12 @@ class RedisLifecycleStore final : public LifecycleStore {
                                    const std::vector<std::string>& keys,
                                    const std::vector<std::string>& args);
 
-  std::vector<std::string> ackKeys(std::string_view id) const;
-  std::vector<std::string> ackArgs(std::string_view id, bool obsolete_occurrence) const;
+  /// Messages to acknowledge in one *acknowledge* call: id and obsolete-occurrence.
+  using AckBatch = std::vector<std::pair<std::string_view, bool>>;
+  std::vector<std::string> ackKeys(const AckBatch& batch) const;
+  std::vector<std::string> ackArgs(const AckBatch& batch) const;
+  /// One *acknowledge* call for `batch` through eval(): one verdict per message.
+  std::vector<Result<AckVerdict>> acknowledgeAll(const AckBatch& batch);
   std::vector<std::string> dlqKeys(std::string_view id) const;
   std::vector<std::string> dlqArgs(std::string_view id, std::string_view field,
                                    const DlqEntry& entry) const;

@@ -493,6 +493,70 @@ TYPED_TEST_P(LifecycleStoreContract, SettleOfAReadActsAsEachVerbAloneAndNeverAck
   EXPECT_TRUE(this->store().settle({}).empty());
 }
 
+// docs/pipeline.md "Acknowledgements in batches": however many messages one settle() carries
+// (RedisLifecycleStore: one script call for all the acknowledgements), each gets the verdict
+// acknowledge() alone would give it, in request order, with the same effects.
+TYPED_TEST_P(LifecycleStoreContract, SettleOfManyAcknowledgementsGivesEachItsOwnVerdictInOrder) {
+  std::vector<std::string> unmatched;
+  for (int i = 0; i < 12; ++i) unmatched.push_back(this->backend_.deliver());
+  Plan occurrence = this->one();
+  occurrence.invocations[0].trigger = runtime::Trigger::kSchedule;
+  const std::string waiting = this->backend_.deliver();  // obsolete, a retry due later
+  this->start(waiting, occurrence, "t1");
+  this->complete(waiting, "shop/h", "t1", failure());
+  ASSERT_TRUE(this->backend_.dueAt(waiting));
+  const std::string running = this->backend_.deliver();  // obsolete, but running right now
+  const std::string event = this->backend_.deliver();    // an event's plan, never obsolete
+  this->start(event, this->one(), "t3");
+  this->complete(event, "shop/h", "t3", failure());
+  const std::string done = this->backend_.deliver();  // its plan finished earlier
+  this->start(done, this->one(), "t4");
+  ASSERT_TRUE(this->complete(done, "shop/h", "t4", success()).acked);
+  const std::string malformed = this->backend_.deliver();
+  std::vector<SettleRequest> requests;
+  for (std::size_t i = 0; i < unmatched.size(); ++i) {
+    requests.push_back({unmatched[i], false, std::nullopt});
+    if (i == 5) requests.push_back({malformed, false, dlqFor(malformed, "-", "-", 0)});
+  }
+  requests.push_back({waiting, true, std::nullopt});
+  requests.push_back({running, true, std::nullopt});
+  requests.push_back({event, true, std::nullopt});
+  requests.push_back({done, false, std::nullopt});
+  this->start(running, occurrence, "t2");  // last: its claim lasts 100 ms
+  const auto verdicts = this->store().settle(requests);
+  ASSERT_EQ(verdicts.size(), requests.size());
+  for (const auto& verdict : verdicts) ASSERT_TRUE(verdict.ok()) << verdict.error().message;
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const std::string& id = requests[i].id;
+    if (id == malformed) {
+      ASSERT_TRUE(verdicts[i]->dlq) << i;
+      EXPECT_EQ(verdicts[i]->dlq->kind, DlqVerdict::Kind::kWritten);
+      EXPECT_FALSE(this->backend_.pending(id));
+      continue;
+    }
+    EXPECT_FALSE(verdicts[i]->dlq) << i;
+    if (id == running || id == event) {
+      EXPECT_EQ(verdicts[i]->ack.kind, AckVerdict::Kind::kUnresolved) << i;
+      EXPECT_EQ(verdicts[i]->ack.plan, id == running ? occurrence : this->one());
+      EXPECT_TRUE(this->backend_.pending(id));
+      EXPECT_FALSE(this->backend_.field(id, std::string(kRetainedField)));
+    } else if (id == done) {
+      EXPECT_EQ(verdicts[i]->ack.kind, AckVerdict::Kind::kRetained);
+    } else {
+      EXPECT_EQ(verdicts[i]->ack.kind, AckVerdict::Kind::kAcked) << i;
+      EXPECT_FALSE(this->backend_.pending(id));
+    }
+  }
+  EXPECT_EQ(this->backend_.dlq().size(), 1u);
+  // The obsolete occurrence left the due index and its state is retained.
+  EXPECT_FALSE(this->backend_.dueAt(waiting));
+  EXPECT_EQ(this->backend_.field(waiting, std::string(kRetainedField)), "1");
+  EXPECT_TRUE(this->backend_.ttl(waiting).has_value());
+  // An unmatched event leaves no state behind.
+  EXPECT_FALSE(this->backend_.field(unmatched[0], std::string(kRetainedField)));
+  EXPECT_TRUE(this->backend_.dueAt(event).has_value());  // still owed: its retry stays due
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     LifecycleStoreContract, FirstStartRecordsThePlanAndClaimsAttemptOne,
     RecordedPlanWinsOverALaterClassification, RepeatedStartWithTheSameTokenReturnsTheSameClaim,
@@ -508,6 +572,7 @@ REGISTER_TYPED_TEST_SUITE_P(
     ClearedMissingPayloadIsRetainedAndThenInert, RenewalKeepsALiveClaimPastItsFirstDeadline,
     FailingInvocationDoesNotStopTheNextOne, JournalKeepsOneRecordPerAttemptTheEndReplacingTheStart,
     ObsoleteOccurrenceLeavesWithItsStateRetainedUnlessRunning,
-    SettleOfAReadActsAsEachVerbAloneAndNeverAcksAnOwedPlan);
+    SettleOfAReadActsAsEachVerbAloneAndNeverAcksAnOwedPlan,
+    SettleOfManyAcknowledgementsGivesEachItsOwnVerdictInOrder);
 
 }  // namespace relay::invocation::contract

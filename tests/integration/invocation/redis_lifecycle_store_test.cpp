@@ -103,15 +103,38 @@ TEST(RedisLifecycleStoreSettle, RequestsAnsweredNoScriptInThePipelineAreRunAgain
   const std::string second = backend.deliver();
   ASSERT_TRUE(backend.store().acknowledge(backend.deliver()).ok());  // scripts cached
   ASSERT_TRUE(backend.flushScripts());
-  const auto verdicts =
-      backend.store().settle({{first, false, std::nullopt}, {second, false, std::nullopt}});
-  ASSERT_EQ(verdicts.size(), 2u);
-  for (const auto& verdict : verdicts) {
-    ASSERT_TRUE(verdict.ok()) << verdict.error().message;
-    EXPECT_EQ(verdict->ack.kind, AckVerdict::Kind::kAcked);
+  const std::string malformed = backend.deliver();
+  const auto verdicts = backend.store().settle({{first, false, std::nullopt},
+                                                {malformed, false, dlqFor(malformed, "-", "-", 0)},
+                                                {second, false, std::nullopt}});
+  ASSERT_EQ(verdicts.size(), 3u);
+  for (const auto& verdict : verdicts) ASSERT_TRUE(verdict.ok()) << verdict.error().message;
+  EXPECT_EQ(verdicts[0]->ack.kind, AckVerdict::Kind::kAcked);
+  ASSERT_TRUE(verdicts[1]->dlq);
+  EXPECT_EQ(verdicts[1]->dlq->kind, DlqVerdict::Kind::kWritten);
+  EXPECT_EQ(verdicts[2]->ack.kind, AckVerdict::Kind::kAcked);
+  for (const std::string& id : {first, malformed, second}) EXPECT_FALSE(backend.pending(id));
+}
+
+// All the acknowledgements of a settle() are one script call; its commands take at most 1,000
+// ids each, so more messages than Lua's unpack() takes at once (8,000) are all acknowledged.
+TEST(RedisLifecycleStoreSettle, MoreAcknowledgementsThanOneCommandTakesAreAllAcked) {
+  RedisBackend backend;
+  std::vector<SettleRequest> requests;
+  for (int i = 0; i < 8'100; ++i) requests.push_back({backend.deliver(), false, std::nullopt});
+  const std::string owes = requests[8'050].id;  // one with state: each is looked at alone
+  ASSERT_TRUE(
+      backend.store().start(owes, Plan{{planned("shop", "h")}}, {true}, "t1", shortClaims()).ok());
+  const auto verdicts = backend.store().settle(requests);
+  ASSERT_EQ(verdicts.size(), requests.size());
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    ASSERT_TRUE(verdicts[i].ok()) << verdicts[i].error().message;
+    const bool owed = requests[i].id == owes;
+    EXPECT_EQ(verdicts[i]->ack.kind,
+              owed ? AckVerdict::Kind::kUnresolved : AckVerdict::Kind::kAcked)
+        << i;
+    EXPECT_EQ(backend.pending(requests[i].id), owed) << i;
   }
-  EXPECT_FALSE(backend.pending(first));
-  EXPECT_FALSE(backend.pending(second));
 }
 
 }  // namespace

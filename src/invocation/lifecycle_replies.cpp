@@ -1,0 +1,202 @@
+// The decoding of every lifecycle script reply, in one place next to the Lua
+// (lifecycle_scripts.cpp).
+#include "invocation/lifecycle_replies.h"
+
+#include <utility>
+
+namespace relay::invocation {
+namespace {
+
+Error protocol(std::string message) {
+  return Error::internal("lifecycle script: " + std::move(message));
+}
+
+Result<std::string_view> text(const redis::ReplyView& reply) {
+  auto value = reply.string();
+  if (!value.ok()) return protocol(value.error().message);
+  return *value;
+}
+
+Result<std::string_view> textAt(const redis::ReplyView& reply, std::size_t index) {
+  auto element = reply.at(index);
+  if (!element.ok()) return protocol(element.error().message);
+  return text(*element);
+}
+
+Result<long long> integerAt(const redis::ReplyView& reply, std::size_t index) {
+  auto element = reply.at(index);
+  if (!element.ok()) return protocol(element.error().message);
+  auto value = element->integer();
+  if (!value.ok()) return protocol(value.error().message);
+  return *value;
+}
+
+Result<Plan> planAt(const redis::ReplyView& reply, std::size_t index) {
+  auto value = textAt(reply, index);
+  if (!value.ok()) return value.error();
+  auto plan = decodePlan(*value);
+  if (!plan) return protocol("recorded plan is corrupt: \"" + std::string(*value) + "\"");
+  return *plan;
+}
+
+template <typename Kind, std::size_t N>
+Result<Kind> decodeName(const redis::ReplyView& reply,
+                        const std::pair<std::string_view, Kind> (&names)[N]) {
+  auto name = text(reply);
+  if (!name.ok()) return name.error();
+  for (const auto& [known, kind] : names) {
+    if (*name == known) return kind;
+  }
+  return protocol("unexpected reply \"" + std::string(*name) + "\"");
+}
+
+}  // namespace
+
+Result<StartVerdict> decodeStart(const redis::ReplyView& reply) {
+  auto name = textAt(reply, 0);
+  if (!name.ok()) return name.error();
+  StartVerdict verdict;
+  using Kind = StartVerdict::Kind;
+  if (*name == "run" || *name == "busy") {
+    verdict.kind = *name == "run" ? Kind::kRun : Kind::kBusy;
+    auto index = integerAt(reply, 1);
+    auto attempt = integerAt(reply, 2);
+    if (!index.ok() || !attempt.ok()) return protocol("start: bad run/busy reply");
+    verdict.index = static_cast<std::size_t>(*index);
+    verdict.attempt = static_cast<int>(*attempt);
+  } else if (*name == "pending") {
+    verdict.kind = Kind::kPending;
+  } else if (*name == "done") {
+    verdict.kind = Kind::kDone;
+  } else if (*name == "retained") {
+    verdict.kind = Kind::kRetained;
+  } else if (*name == "owes") {
+    verdict.kind = Kind::kOwesDlq;
+    for (std::size_t i = 1; i + 1 < reply.size(); i += 2) {
+      auto index = integerAt(reply, i);
+      auto attempt = integerAt(reply, i + 1);
+      if (!index.ok() || !attempt.ok()) return protocol("start: bad owes reply");
+      verdict.owed.emplace_back(static_cast<std::size_t>(*index), static_cast<int>(*attempt));
+    }
+  } else if (*name == "replan") {
+    verdict.kind = Kind::kReplan;
+    auto plan = planAt(reply, 1);
+    if (!plan.ok()) return plan.error();
+    verdict.plan = std::move(plan).value();
+  } else if (*name == "corrupt") {
+    auto field = textAt(reply, 1);
+    auto value = textAt(reply, 2);
+    return Error::internal(
+        "invocation state of " + std::string(field.ok() ? *field : std::string_view("?")) +
+        " is corrupt: \"" + std::string(value.ok() ? *value : std::string_view("?")) + "\"");
+  } else {
+    return protocol("start returned \"" + std::string(*name) + "\"");
+  }
+  return verdict;
+}
+
+Result<CompleteVerdict> decodeComplete(const redis::ReplyView& reply) {
+  auto name = textAt(reply, 0);
+  auto acked = integerAt(reply, 1);
+  auto written = integerAt(reply, 2);
+  auto failures = integerAt(reply, 3);
+  if (!name.ok() || !acked.ok() || !written.ok() || !failures.ok()) {
+    return protocol("complete: bad reply");
+  }
+  static constexpr std::pair<std::string_view, CompleteVerdict::Kind> kNames[] = {
+      {"succeeded", CompleteVerdict::Kind::kSucceeded},
+      {"failed", CompleteVerdict::Kind::kFailed},
+      {"exhausted", CompleteVerdict::Kind::kExhausted},
+      {"stale", CompleteVerdict::Kind::kStale},
+      {"retained", CompleteVerdict::Kind::kRetained}};
+  for (const auto& [known, kind] : kNames) {
+    if (*name == known) {
+      return CompleteVerdict{kind, *written != 0, *acked != 0, static_cast<int>(*failures)};
+    }
+  }
+  return protocol("complete returned \"" + std::string(*name) + "\"");
+}
+
+Result<DlqVerdict> decodeDlq(const redis::ReplyView& reply) {
+  auto name = textAt(reply, 0);
+  if (!name.ok()) return name.error();
+  DlqVerdict verdict;
+  if (*name == "planned") {
+    verdict.kind = DlqVerdict::Kind::kPlanned;
+    auto plan = planAt(reply, 1);
+    if (!plan.ok()) return plan.error();
+    verdict.plan = std::move(plan).value();
+    return verdict;
+  }
+  auto acked = integerAt(reply, 1);
+  if (!acked.ok()) return acked.error();
+  verdict.acked = *acked != 0;
+  if (reply.size() > 2) {
+    auto failures = integerAt(reply, 2);
+    if (!failures.ok()) return failures.error();
+    verdict.stats_failures = static_cast<int>(*failures);
+  }
+  static constexpr std::pair<std::string_view, DlqVerdict::Kind> kNames[] = {
+      {"written", DlqVerdict::Kind::kWritten},
+      {"exists", DlqVerdict::Kind::kExists},
+      {"stale", DlqVerdict::Kind::kStale},
+      {"retained", DlqVerdict::Kind::kRetained}};
+  for (const auto& [known, kind] : kNames) {
+    if (*name == known) {
+      verdict.kind = kind;
+      return verdict;
+    }
+  }
+  return protocol("write_dlq returned \"" + std::string(*name) + "\"");
+}
+
+std::vector<Result<AckVerdict>> decodeAcks(const redis::Result<redis::Reply>& reply,
+                                           std::size_t count) {
+  std::vector<Result<AckVerdict>> verdicts;
+  for (std::size_t i = 0; i < count; ++i) {
+    if (!reply.ok()) {
+      verdicts.emplace_back(reply.error().toRelay());
+      continue;
+    }
+    auto name = textAt(reply->view(), 2 * i);
+    if (!name.ok()) {
+      verdicts.emplace_back(name.error());
+      continue;
+    }
+    AckVerdict verdict;
+    if (*name == "retained") {
+      verdict.kind = AckVerdict::Kind::kRetained;
+    } else if (*name == "unresolved") {
+      verdict.kind = AckVerdict::Kind::kUnresolved;
+      auto plan = planAt(reply->view(), 2 * i + 1);
+      if (!plan.ok()) {
+        verdicts.emplace_back(plan.error());
+        continue;
+      }
+      verdict.plan = std::move(plan).value();
+    } else if (*name != "acked") {
+      verdicts.emplace_back(protocol("acknowledge returned \"" + std::string(*name) + "\""));
+      continue;
+    }
+    verdicts.emplace_back(std::move(verdict));
+  }
+  return verdicts;
+}
+
+Result<ReleaseVerdict> decodeRelease(const redis::ReplyView& reply) {
+  static constexpr std::pair<std::string_view, ReleaseVerdict> kNames[] = {
+      {"released", ReleaseVerdict::kReleased},
+      {"not_held", ReleaseVerdict::kNotHeld},
+      {"retained", ReleaseVerdict::kRetained}};
+  return decodeName(reply, kNames);
+}
+
+Result<RenewVerdict> decodeRenew(const redis::ReplyView& reply) {
+  static constexpr std::pair<std::string_view, RenewVerdict> kNames[] = {
+      {"renewed", RenewVerdict::kRenewed},
+      {"lost", RenewVerdict::kLost},
+      {"retained", RenewVerdict::kRetained}};
+  return decodeName(reply, kNames);
+}
+
+}  // namespace relay::invocation
