@@ -17,9 +17,7 @@
 #include "common/duration.h"
 #include "common/size.h"
 #include "common/system_clock.h"
-#include "invocation/paused_apps.h"
 #include "pattern/pattern.h"
-#include "worker/config.h"
 
 namespace relay::cli {
 namespace {
@@ -38,8 +36,6 @@ struct InspectOptions {
 };
 
 constexpr std::size_t kNextFireTimes = 3;
-constexpr std::chrono::seconds kPausedReadTimeout{2};
-
 std::string dump(const Json& json) {
   return json.dump(2, ' ', false, Json::error_handler_t::replace);
 }
@@ -62,31 +58,6 @@ std::string runtimeText(const app::AppEntry& entry) {
   return entry.runtime ? std::string(runtime::languageName(*entry.runtime)) : "-";
 }
 
-// The apps paused cluster-wide, or nullopt (with a note) when Redis cannot tell: `app ls` still
-// lists the apps without Redis.
-std::optional<std::set<std::string>> pausedApps(const AppFlags& flags, CommandContext& context) {
-  auto config = worker::loadConfig(worker::processEnvironment(), {flags.apps, flags.runtime},
-                                   worker::defaultConsumerName());
-  std::string problem;
-  if (!config.ok()) {
-    problem = config.error().message;
-  } else {
-    redis::ConnectionSettings settings;
-    settings.connect_timeout = kPausedReadTimeout;
-    settings.command_timeout = kPausedReadTimeout;
-    auto redis = redis::Connection::create(config->redis, settings);
-    if (!redis.ok()) {
-      problem = "cannot reach Redis at " + config->redis.describe() + ": " + redis.error().message;
-    } else {
-      auto paused = invocation::readPausedApps(**redis, {config->stream, config->group});
-      if (paused.ok()) return std::move(paused).value();
-      problem = paused.error().message;
-    }
-  }
-  context.err << "note: paused apps unknown (" << problem << ")\n";
-  return std::nullopt;
-}
-
 void runLs(const LsOptions& options, CommandContext& context) {
   // Availability includes the runtime's verdict (handler files, bwrap, image...).
   SystemClock clock;
@@ -97,14 +68,8 @@ void runLs(const LsOptions& options, CommandContext& context) {
   const auto snapshot = registry->snapshot();
   printIgnored(*snapshot, context);
   const std::optional<std::set<std::string>> paused = pausedApps(options.flags, context);
-  // A paused app is unavailable to every worker, whatever its runtime says.
   const auto status = [&paused](const app::AppEntry& entry) {
-    app::AppStatus shown = entry.status;
-    if (paused && paused->count(entry.name) > 0) {
-      shown.available = false;
-      shown.reason = std::string(invocation::kPausedReason);
-    }
-    return shown;
+    return clusterStatus(entry, paused);
   };
   if (options.json) {
     Json list = Json::array();

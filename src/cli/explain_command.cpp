@@ -6,6 +6,9 @@
 #include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
+#include <set>
+#include <string>
 
 #include "cli/explanation_json.h"
 #include "cli/loaded_apps.h"
@@ -66,6 +69,9 @@ void explainApp(const ExplainOptions& options, std::istream& in, Clock& clock,
   const app::AppEntry* entry = findLoadedApp(*snapshot, options.name, kCommand, context);
   if (entry == nullptr) return;
   const app::App& app = *entry->app;
+  // Paused on every worker (relay app pause) counts like a runtime that cannot run the app.
+  const std::optional<std::set<std::string>> paused = pausedApps(options.flags, context);
+  const app::AppStatus status = clusterStatus(*entry, paused);
 
   std::size_t matched = 0;
   Json rules = Json::array();
@@ -84,8 +90,9 @@ void explainApp(const ExplainOptions& options, std::istream& in, Clock& clock,
   if (options.json) {
     Json out = {{"app", app.name},
                 {"now", formatInstant(now)},
-                {"available", entry->status.available},
-                {"reason", entry->status.reason},
+                {"available", status.available},
+                {"reason", status.reason},
+                {"paused", paused ? Json(paused->count(app.name) > 0) : Json()},
                 {"matched", matched},
                 {"rules", std::move(rules)}};
     context.out << out.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
@@ -93,8 +100,8 @@ void explainApp(const ExplainOptions& options, std::istream& in, Clock& clock,
     context.out << "app " << app.name << ": " << matched << " of " << app.rules.size()
                 << " rules match (now() = " << formatInstant(now) << ")\n";
     for (const std::string& line : lines) context.out << line << "\n";
-    if (!entry->status.available && matched > 0) {
-      context.out << "note: the app is unavailable (" << entry->status.reason
+    if (!status.available && matched > 0) {
+      context.out << "note: the app is unavailable (" << status.reason
                   << "): the worker would leave these invocations pending\n";
     }
   }

@@ -5,10 +5,18 @@
 #include <iterator>
 #include <sstream>
 
+#include "invocation/paused_apps.h"
+#include "redis/connection.h"
 #include "stream/invocation_spec.h"
+#include "worker/config.h"
 #include "worker/runtime_factory.h"
 
 namespace relay::cli {
+namespace {
+
+constexpr std::chrono::seconds kPausedReadTimeout{2};
+
+}  // namespace
 
 std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view command, Clock& clock,
                                    CommandContext& context) {
@@ -44,6 +52,39 @@ Result<std::shared_ptr<const app::Snapshot>> loadTemplates(const std::filesystem
   auto registry = app::Registry::create(std::move(settings));
   if (!registry.ok()) return registry.error();
   return (*registry)->snapshot();
+}
+
+std::optional<std::set<std::string>> pausedApps(const AppFlags& flags, CommandContext& context) {
+  auto config = worker::loadConfig(worker::processEnvironment(), {flags.apps, flags.runtime},
+                                   worker::defaultConsumerName());
+  std::string problem;
+  if (!config.ok()) {
+    problem = config.error().message;
+  } else {
+    redis::ConnectionSettings settings;
+    settings.connect_timeout = kPausedReadTimeout;
+    settings.command_timeout = kPausedReadTimeout;
+    auto redis = redis::Connection::create(config->redis, settings);
+    if (!redis.ok()) {
+      problem = "cannot reach Redis at " + config->redis.describe() + ": " + redis.error().message;
+    } else {
+      auto paused = invocation::readPausedApps(**redis, {config->stream, config->group});
+      if (paused.ok()) return std::move(paused).value();
+      problem = paused.error().message;
+    }
+  }
+  context.err << "note: paused apps unknown (" << problem << ")\n";
+  return std::nullopt;
+}
+
+app::AppStatus clusterStatus(const app::AppEntry& entry,
+                             const std::optional<std::set<std::string>>& paused) {
+  app::AppStatus shown = entry.status;
+  if (paused && paused->count(entry.name) > 0) {
+    shown.available = false;
+    shown.reason = std::string(invocation::kPausedReason);
+  }
+  return shown;
 }
 
 const app::AppEntry* findLoadedApp(const app::Snapshot& snapshot, const std::string& name,

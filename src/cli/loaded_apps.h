@@ -1,6 +1,9 @@
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <set>
+#include <string>
 #include <string_view>
 
 #include "app/registry.h"
@@ -27,6 +30,16 @@ std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view comma
 /// The templates of an apps root alone, with no runtime verdict (for commands that run nothing:
 /// backtest, pause). Fails when the root cannot be listed.
 Result<std::shared_ptr<const app::Snapshot>> loadTemplates(const std::filesystem::path& root);
+
+/// The apps paused on every worker of the stream (`relay app pause`), read from Redis with a
+/// 2-second bound; nullopt, with a note on context.err, when Redis cannot tell (the commands
+/// that show availability still work without Redis).
+std::optional<std::set<std::string>> pausedApps(const AppFlags& flags, CommandContext& context);
+
+/// An app's status as every worker sees it: a paused app is unavailable (reason `paused`)
+/// whatever its runtime says; nullopt `paused` (unknown) leaves the status as loaded.
+app::AppStatus clusterStatus(const app::AppEntry& entry,
+                             const std::optional<std::set<std::string>>& paused);
 
 /// The app `name` of `snapshot` with valid rules. Otherwise writes `relay <command>: ...` (no
 /// such app, listing the apps there, exit 1; a directory that is not an app, exit 1; an app

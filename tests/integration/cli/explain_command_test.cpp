@@ -1,6 +1,9 @@
 // `relay app explain` and `relay pattern test --explain`: the real binary next to a real
-// redis-server holding a stream, which explaining never reads or writes (docs/cli.md).
+// redis-server holding a stream, which explaining never reads or writes; it reads the paused
+// set (docs/cli.md).
 #include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
 
 #include "fakes/temp_dir.h"
 #include "integration/ops/relay_binary.h"
@@ -63,6 +66,31 @@ TEST_F(ExplainBinary, PatternTestExplainNamesTheFailingConditionAndLeavesRedisAl
             std::string::npos)
       << run.out;
   EXPECT_EQ(datasetDigest(*redis_), before_);
+}
+
+TEST_F(ExplainBinary, APausedAppIsUnavailableAsOnEveryWorker) {
+  const BinaryRun pause = relay({"app", "pause", "shop"});
+  ASSERT_EQ(pause.exit_code, 0) << pause.err;
+  const std::string paused = datasetDigest(*redis_);
+  const BinaryRun text = relay({"app", "explain", "shop", "--event", kPending});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("note: the app is unavailable (paused): the worker would leave these "
+                          "invocations pending"),
+            std::string::npos)
+      << text.out;
+  const BinaryRun json = relay({"app", "explain", "shop", "--json", "--event", kPending});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  const auto parsed = nlohmann::json::parse(json.out);
+  EXPECT_EQ(parsed["available"], false);
+  EXPECT_EQ(parsed["reason"], "paused");
+  EXPECT_EQ(parsed["paused"], true);
+  EXPECT_EQ(datasetDigest(*redis_), paused);
+
+  ASSERT_EQ(relay({"app", "resume", "shop"}).exit_code, 0);
+  const BinaryRun resumed = relay({"app", "explain", "shop", "--json", "--event", kPending});
+  const auto after = nlohmann::json::parse(resumed.out);
+  EXPECT_EQ(after["available"], true);
+  EXPECT_EQ(after["paused"], false);
 }
 
 TEST_F(ExplainBinary, BadInputExitsNonZeroWithTheReasonAndChangesNothing) {

@@ -1,4 +1,4 @@
-// `relay app explain`: in process, on a temp apps root (no handler runs, no Redis).
+// `relay app explain`: in process, on a temp apps root (no handler runs; Redis unreachable).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -41,6 +41,7 @@ events:
 
   relay::testing::TempDir root_;
   ScopedEnv no_max_{"MAX_EVENT_BYTES", std::nullopt};
+  ScopedEnv no_redis_{"REDIS_URI", "127.0.0.1:1"};
 };
 
 TEST_F(AppExplain, SaysForEachRuleMatchOrTheFirstFailingCondition) {
@@ -54,6 +55,16 @@ TEST_F(AppExplain, SaysForEachRuleMatchOrTheFirstFailingCondition) {
             "\"PENDING\", wanted one of [\"COMPLETED\"]\n"
             "  [2] bin/recent.sh (template.yaml line 9): no match: at: got nothing (no such "
             "field), wanted one of [{gt: \"now()-5m\"}] with now() = 2026-01-01T10:00:00Z\n");
+}
+
+TEST_F(AppExplain, WithoutRedisThePausedStateIsUnknownAndSaidSo) {
+  const CliRun ran = explain({"shop", "--json", "--event", R"({"kind":"order"})"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.err;
+  EXPECT_NE(ran.err.find("note: paused apps unknown (cannot reach Redis at"), std::string::npos)
+      << ran.err;
+  const auto json = nlohmann::json::parse(ran.out);
+  EXPECT_TRUE(json["paused"].is_null());
+  EXPECT_EQ(json["available"], true);
 }
 
 TEST_F(AppExplain, NoRuleMatchingExitsOne) {
