@@ -9,7 +9,8 @@
 //   (e) Redis round trips and commands per message, worker CPU per invocation
 //
 //   e2e_bench --relay PATH --stamp PATH [--messages N] [--matched N] [--latency-events N]
-//             [--backlog N] [--only a,b,c,d,e]
+//             [--backlog N] [--only a,b,c,d,e] [--runtimes process,sandbox,docker]
+// --runtimes limits cases (b) and (c) to the runtimes named (all three by default).
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -65,6 +66,7 @@ int main(int argc, char** argv) {
   long messages = 20000, matched = 400, backlog = 1'000'000;
   int latency_events = 250;
   std::string only = "abcde";
+  std::string runtimes = "process,sandbox,docker";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
     const char* value = argv[i + 1];
@@ -75,8 +77,12 @@ int main(int argc, char** argv) {
     if (flag == "--latency-events") latency_events = std::max(10, std::atoi(value));
     if (flag == "--backlog") backlog = std::max(100L, std::atol(value));
     if (flag == "--only") only = value;
+    if (flag == "--runtimes") runtimes = value;
   }
   const auto wants = [&](char c) { return only.find(c) != std::string::npos; };
+  const auto runs = [&](const std::string& runtime) {
+    return ("," + runtimes + ",").find("," + runtime + ",") != std::string::npos;
+  };
   const char* uri = std::getenv("REDIS_URI");
   auto endpoint = relay::redis::parseRedisUri(uri ? uri : "127.0.0.1:6379");
   if (!endpoint.ok() || endpoint->transport != relay::redis::Endpoint::Transport::kTcp ||
@@ -124,24 +130,22 @@ int main(int argc, char** argv) {
     const auto bareRate = [&](const BareCommand& command) {
       return bareSpawnRate(command, context.concurrency, int(matched));
     };
-    double fork_rate = bareRate(bare_process);
-    const DrainResult process = workerDrain(context, "process", kMatchedEvent, matched, false);
-    fork_rate = std::max(fork_rate, bareRate(bare_process));
-    row("bare spawn loop of the handler (posix_spawn)", fork_rate, "/s", 1.0, "baseline");
-    if (!process.error.empty())
-      failed("process", process.error);
-    else
-      row("relay start --runtime process", process.rate, "msg/s", process.rate / fork_rate,
-          "goal >= 0.8x");
-    double bwrap_rate = bareRate(bare_bwrap);
-    const DrainResult sandbox = workerDrain(context, "sandbox", kMatchedEvent, matched, false);
-    bwrap_rate = std::max(bwrap_rate, bareRate(bare_bwrap));
-    row("bare bwrap loop of the handler (posix_spawn)", bwrap_rate, "/s", 1.0, "baseline");
-    if (!sandbox.error.empty())
-      failed("sandbox", sandbox.error);
-    else
-      row("relay start --runtime sandbox", sandbox.rate, "msg/s", sandbox.rate / bwrap_rate,
-          "goal >= 0.8x");
+    // One runtime against its bare loop, both printed.
+    const auto matchedCase = [&](const std::string& runtime, const BareCommand& baseline,
+                                 const char* bare_name) {
+      if (!runs(runtime)) return;
+      double bare_rate = bareRate(baseline);
+      const DrainResult relay = workerDrain(context, runtime, kMatchedEvent, matched, false);
+      bare_rate = std::max(bare_rate, bareRate(baseline));
+      row(bare_name, bare_rate, "/s", 1.0, "baseline");
+      if (!relay.error.empty())
+        failed(runtime, relay.error);
+      else
+        row(("relay start --runtime " + runtime).c_str(), relay.rate, "msg/s",
+            relay.rate / bare_rate, "goal >= 0.8x");
+    };
+    matchedCase("process", bare_process, "bare spawn loop of the handler (posix_spawn)");
+    matchedCase("sandbox", bare_bwrap, "bare bwrap loop of the handler (posix_spawn)");
   }
   if (wants('c')) {
     std::printf("(c) XADD -> handler start at 50 events/s, %d events per runtime (ms)\n",
@@ -157,6 +161,7 @@ int main(int argc, char** argv) {
                           {"sandbox", &bare_bwrap, latency_events},
                           {"docker", &bare_docker, std::max(10, latency_events / 5)}};
     for (const Case& c : cases) {
+      if (!runs(c.runtime)) continue;
       if (c.bare->argv.empty()) {
         std::printf("  %-10s not measured: %s\n", c.runtime, bare.docker_problem.c_str());
         continue;

@@ -33,18 +33,6 @@ Result<Pipe> makePipe() {
   return Pipe{UniqueFd(fds[0]), UniqueFd(fds[1])};
 }
 
-// Writes the whole buffer or gives up (only used in the child before exec, and for errno).
-void writeAll(int fd, const void* data, std::size_t size) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    const ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    p += n;
-    size -= static_cast<std::size_t>(n);
-  }
-}
-
 // What the child needs, all prepared before the clone.
 struct ChildPlan {
   const LaunchOptions& options;
@@ -53,30 +41,27 @@ struct ChildPlan {
   const int* fds;  // stdin, stdout, stderr, then options.inherited_fds: become 0, 1, 2, 3...
   int* scratch;    // as many slots as fds
   int fd_count;
-  int error_fd;  // close-on-exec: a successful exec leaves it empty
   pid_t parent;
   bool started_in_cgroup;  // set by cloneVm just before each attempt
+  // Written by a child that fails before exec (it shares Relay's memory until then; the parent
+  // reads them once cloneVm returns, after the child exec'd or exited): the step and its errno.
+  int failed_step;
+  int failed_errno;
 };
 
 // Child side after cloneVm: it runs on Relay's memory until execve, so only async-signal-safe,
 // allocation-free calls, and credentials change through raw syscalls (glibc's setresuid would
-// broadcast to Relay's other threads). Reports a failing step's errno on error_fd and exits 127.
-[[noreturn]] void runChild(const ChildPlan& plan) {
+// broadcast to Relay's other threads). Records a failing step and its errno in the plan and exits
+// 127.
+[[noreturn]] void runChild(ChildPlan& plan) {
   const LaunchOptions& options = plan.options;
-  int error_fd = plan.error_fd;
-  const auto fail = [&error_fd](int step) {
-    const int codes[2] = {step, errno};
-    writeAll(error_fd, codes, sizeof codes);
+  const auto fail = [&plan](int step) {
+    plan.failed_errno = errno;
+    plan.failed_step = step;
     _exit(127);
   };
   if (::prctl(PR_SET_PDEATHSIG, SIGKILL) != 0) fail(1);
   if (::getppid() != plan.parent) _exit(127);  // the parent died before prctl
-  // Out of the way of the descriptors about to be installed at 0..fd_count-1.
-  if (const int moved = ::fcntl(error_fd, F_DUPFD_CLOEXEC, plan.fd_count); moved >= 0) {
-    error_fd = moved;
-  } else {
-    fail(2);
-  }
   if (!child_setup::installFds(plan.fds, plan.scratch, plan.fd_count)) fail(2);
   if (::setsid() < 0) fail(3);
   // With Relay's credentials, before dropping privileges: the keyring is charged to Relay's key
@@ -104,7 +89,6 @@ struct ChildPlan {
   sigemptyset(&none);
   ::sigprocmask(SIG_SETMASK, &none, nullptr);
   // Last: only stdin, stdout, stderr and the inherited descriptors reach the program.
-  // Close-on-exec rather than close, so error_fd still reports a failing execve.
   if (!child_setup::markCloexecFrom(plan.fd_count)) fail(11);
   ::execve(options.executable.c_str(), plan.argv, plan.envp);
   fail(9);
@@ -176,20 +160,13 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const LaunchOptions& o
   if (!out) return out.error();
   auto err = makePipe();
   if (!err) return err.error();
-  auto status = makePipe();
-  if (!status) return status.error();
   std::vector<int> fds = {in->read.get(), out->write.get(), err->write.get()};
   fds.insert(fds.end(), options.inherited_fds.begin(), options.inherited_fds.end());
   std::vector<int> scratch(fds.size(), -1);
-  ChildPlan plan{options,
-                 argv.data(),
-                 envp.data(),
-                 fds.data(),
-                 scratch.data(),
-                 static_cast<int>(fds.size()),
-                 status->write.get(),
-                 ::getpid(),
-                 false};
+  ChildPlan plan{options,    argv.data(),    envp.data(),
+                 fds.data(), scratch.data(), static_cast<int>(fds.size()),
+                 ::getpid(), false,          0,
+                 0};
   const pid_t pid = cloneVm(childEntry, &plan, options.cgroup_fd, &plan.started_in_cgroup).pid;
   if (pid < 0) return Error::unavailable(errnoText("clone"));
 
@@ -199,20 +176,14 @@ Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const LaunchOptions& o
   in->read.reset();
   out->write.reset();
   err->write.reset();
-  status->write.reset();
   child->stdin_fd_ = std::move(in->write);
   child->stdout_fd_ = std::move(out->read);
   child->stderr_fd_ = std::move(err->read);
-  int codes[2] = {0, 0};
-  ssize_t got;
-  do {
-    got = ::read(status->read.get(), codes, sizeof codes);
-  } while (got < 0 && errno == EINTR);
-  status->read.reset();
-  if (got == static_cast<ssize_t>(sizeof codes)) {
+  if (plan.failed_step != 0) {
     // The child failed before exec; the destructor reaps it.
     return Error::unavailable("cannot start " + options.executable + ": " +
-                              childStepName(codes[0]) + " failed: " + std::strerror(codes[1]));
+                              childStepName(plan.failed_step) +
+                              " failed: " + std::strerror(plan.failed_errno));
   }
   if (!child->pidfd_.valid()) return Error::io(errnoText("pidfd_open"));
   return child;

@@ -60,25 +60,32 @@ class AllSignalsBlocked {
   sigset_t old_{};
 };
 
-// An anonymous mapping for the child's stack, unmapped when the parent resumes (the child has
-// exec'd or exited by then: CLONE_VFORK).
+// An anonymous mapping for the children's stacks, one per thread that starts children, kept for
+// the thread's lifetime: the parent resumes only once its child has exec'd or exited
+// (CLONE_VFORK), so the next child may reuse it. Mapping and unmapping it per start cost an
+// munmap with a TLB shootdown on every core running one of Relay's threads.
 class Stack {
  public:
-  Stack()
-      : base_(::mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0)) {}
+  Stack() = default;
   ~Stack() {
-    if (ok()) ::munmap(base_, kStackBytes);
+    if (base_ != MAP_FAILED) ::munmap(base_, kStackBytes);
   }
   Stack(const Stack&) = delete;
   Stack& operator=(const Stack&) = delete;
 
-  bool ok() const { return base_ != MAP_FAILED; }
+  /// Maps the stack on first use (again after a failed attempt); false when it cannot.
+  bool ready() {
+    if (base_ == MAP_FAILED) {
+      base_ = ::mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+    }
+    return base_ != MAP_FAILED;
+  }
   void* base() const { return base_; }
   void* top() const { return static_cast<char*>(base_) + kStackBytes; }
 
  private:
-  void* base_;
+  void* base_ = MAP_FAILED;
 };
 
 }  // namespace
@@ -87,8 +94,8 @@ VmClone cloneVm(int (*child)(void*), void* arg, int cgroup_fd, bool* started_in_
   const auto tell = [started_in_cgroup](bool value) {
     if (started_in_cgroup != nullptr) *started_in_cgroup = value;
   };
-  Stack stack;
-  if (!stack.ok()) return {};
+  thread_local Stack stack;
+  if (!stack.ready()) return {};
   const AllSignalsBlocked blocked;
 #if defined(__x86_64__)
   if (cgroup_fd >= 0) {

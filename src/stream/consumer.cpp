@@ -143,7 +143,9 @@ redis::Result<int> Consumer::pollDueOnce(redis::Connection& redis) {
 
 void Consumer::stop() {
   stopping_ = true;
-  changed_.notify_all();
+  { const std::lock_guard lock(mutex_); }  // a waiter between its check and its wait sees it
+  queued_.notify_all();
+  has_room_.notify_all();
 }
 
 int Consumer::inHand() const {
@@ -184,20 +186,25 @@ std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Conn
 }
 
 void Consumer::enqueue(std::vector<StreamEntry> entries) {
-  // Nothing to wake the pool for (a read settled whole, an empty page): its 16 threads would
-  // wake up only to sleep again.
+  // Nothing to wake the pool for (a read settled whole, an empty page).
   if (entries.empty()) return;
-  std::lock_guard lock(mutex_);
-  for (StreamEntry& entry : entries) {
-    if (unfinished_.insert(entry.id).second) queue_.push_back(std::move(entry));
+  std::size_t added = 0;
+  {
+    std::lock_guard lock(mutex_);
+    for (StreamEntry& entry : entries) {
+      if (!unfinished_.insert(entry.id).second) continue;
+      queue_.push_back(std::move(entry));
+      ++added;
+    }
   }
-  changed_.notify_all();
+  // One pool thread per message: the others sleep on.
+  for (std::size_t i = 0; i < added; ++i) queued_.notify_one();
 }
 
 int Consumer::waitForRoom() {
   std::unique_lock lock(mutex_);
-  changed_.wait(lock,
-                [&] { return stopping_ || static_cast<int>(unfinished_.size()) < capacity_; });
+  has_room_.wait(lock,
+                 [&] { return stopping_ || static_cast<int>(unfinished_.size()) < capacity_; });
   return stopping_ ? 0 : capacity_ - static_cast<int>(unfinished_.size());
 }
 
@@ -359,7 +366,7 @@ void Consumer::workerLoop() {
     StreamEntry entry;
     {
       std::unique_lock lock(mutex_);
-      changed_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
       if (stopping_) return;  // queued messages stay pending in Redis
       entry = std::move(queue_.front());
       queue_.pop_front();
@@ -369,7 +376,7 @@ void Consumer::workerLoop() {
       std::lock_guard lock(mutex_);
       unfinished_.erase(entry.id);
     }
-    changed_.notify_all();
+    has_room_.notify_all();
   }
 }
 

@@ -136,7 +136,10 @@ class Consumer {
   std::unique_ptr<invocation::LifecycleStore> sync_store_;  // the *Once calls
 
   mutable std::mutex mutex_;
-  std::condition_variable changed_;
+  // Two conditions, so a queued message wakes one pool thread and a finished one wakes only
+  // the loops waiting for room (one shared condition woke all 16 pool threads per message).
+  std::condition_variable queued_;    // the pool: queue_ is not empty (or stopping)
+  std::condition_variable has_room_;  // reader, sweeps, due retries: unfinished_ shrank
   std::deque<StreamEntry> queue_;
   std::set<std::string> unfinished_;  // queued or being processed here
 };

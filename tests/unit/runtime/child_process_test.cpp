@@ -56,5 +56,50 @@ TEST(ChildProcess, DroppingPrivilegesInTheChildLeavesTheCallersThreadsAlone) {
   EXPECT_EQ(termination->code, 0);  // the child itself did run as nobody
 }
 
+// The exit of a started child (stdout and stderr discarded).
+ChildProcess::Termination finish(ChildProcess& child) {
+  NullSink sink;
+  LineSplitter out("", sink), err("", sink);
+  testing::FakeClock clock;
+  auto termination = child.supervise("", out, err, clock, std::chrono::seconds(30),
+                                     [&](int signal) { child.signalGroup(signal); });
+  EXPECT_TRUE(termination.ok()) << termination.error().message;
+  return termination.ok() ? *termination : ChildProcess::Termination{};
+}
+
+TEST(ChildProcess, AStepFailingBeforeExecIsReportedWithItsNameAndErrno) {
+  LaunchOptions options;
+  options.executable = "/bin/true";
+  options.argv = {"true"};
+  options.cwd = "/nonexistent-relay-test-directory";
+  auto child = ChildProcess::spawn(options);
+  ASSERT_FALSE(child.ok());
+  EXPECT_EQ(child.error().kind, ErrorKind::kUnavailable);
+  EXPECT_EQ(child.error().message,
+            "cannot start /bin/true: changing directory failed: No such file or directory");
+}
+
+TEST(ChildProcess, AFailingExecIsReportedAndTheNextStartFromTheSameThreadSucceeds) {
+  LaunchOptions missing;
+  missing.executable = "/nonexistent-relay-test-program";
+  missing.argv = {"program"};
+  auto failed = ChildProcess::spawn(missing);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().message,
+            "cannot start /nonexistent-relay-test-program: executing failed: No such file or "
+            "directory");
+  // Nothing of the failed start is left over for the next one (it reuses the thread's stack).
+  for (int i = 0; i < 3; ++i) {
+    LaunchOptions options;
+    options.executable = "/bin/sh";
+    options.argv = {"sh", "-c", "exit 3"};
+    auto child = ChildProcess::spawn(options);
+    ASSERT_TRUE(child.ok()) << child.error().message;
+    const ChildProcess::Termination termination = finish(**child);
+    EXPECT_TRUE(termination.exited);
+    EXPECT_EQ(termination.code, 3);
+  }
+}
+
 }  // namespace
 }  // namespace relay::runtime
