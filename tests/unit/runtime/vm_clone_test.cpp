@@ -7,10 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <sstream>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -42,6 +45,31 @@ int readOwnCgroup(void* report) {
   const ssize_t n = ::read(fd, r->cgroup, sizeof r->cgroup - 1);
   ::close(fd);
   ::_exit(n > 0 ? 0 : 1);
+}
+
+// Two children alive at once, each started by its own thread.
+struct Overlap {
+  std::atomic<int> running{0};
+  std::uintptr_t stack[2] = {};
+};
+
+struct OverlapSlot {
+  Overlap* overlap;
+  int index;
+};
+
+// Records where its stack is, then waits (bounded) until the other child runs too: exits 0 when
+// both were alive at once.
+int meetTheOther(void* slot) {
+  auto* s = static_cast<OverlapSlot*>(slot);
+  int local = 0;
+  s->overlap->stack[s->index] = reinterpret_cast<std::uintptr_t>(&local);
+  s->overlap->running.fetch_add(1);
+  for (long spins = 0; s->overlap->running.load() < 2; ++spins) {
+    if (spins > 5'000'000) ::_exit(1);
+    ::syscall(SYS_sched_yield);
+  }
+  ::_exit(0);
 }
 
 int exitStatus(pid_t pid) {
@@ -118,6 +146,26 @@ TEST(VmClone, FallsBackToAPlainCloneWhenTheCgroupCannotBeEntered) {
   EXPECT_FALSE(started_in_cgroup);  // the child was told to join by itself
   EXPECT_EQ(report.value, 42);
   EXPECT_EQ(exitStatus(child.pid), 7);
+}
+
+TEST(VmClone, ChildrenOfTwoThreadsRunAtOnceOnStacksOfTheirOwn) {
+  Overlap overlap;
+  int status[2] = {-1, -1};
+  std::thread threads[2];
+  for (int i = 0; i < 2; ++i) {
+    threads[i] = std::thread([&overlap, &status, i] {
+      OverlapSlot slot{&overlap, i};
+      const VmClone child = cloneVm(meetTheOther, &slot);
+      status[i] = child.pid > 0 ? exitStatus(child.pid) : -1;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(status[0], 0);
+  EXPECT_EQ(status[1], 0);
+  const std::uintptr_t distance = overlap.stack[0] > overlap.stack[1]
+                                      ? overlap.stack[0] - overlap.stack[1]
+                                      : overlap.stack[1] - overlap.stack[0];
+  EXPECT_GE(distance, 64U * 1024U);  // not one stack shared by both children
 }
 
 }  // namespace
