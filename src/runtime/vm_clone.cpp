@@ -10,6 +10,17 @@
 #include <cstddef>
 #include <cstdint>
 
+#if defined(__SANITIZE_ADDRESS__)
+#define RELAY_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RELAY_ASAN 1
+#endif
+#endif
+#if defined(RELAY_ASAN)
+#include <sanitizer/asan_interface.h>
+#endif
+
 namespace relay::runtime {
 namespace {
 
@@ -79,6 +90,11 @@ class Stack {
       base_ = ::mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE,
                      MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
     }
+#if defined(RELAY_ASAN)
+    // The last child exec'd or exited without returning, so AddressSanitizer's shadow of this
+    // memory still holds its frames' redzones; the next child must start on a clean stack.
+    if (base_ != MAP_FAILED) ASAN_UNPOISON_MEMORY_REGION(base_, kStackBytes);
+#endif
     return base_ != MAP_FAILED;
   }
   void* base() const { return base_; }
