@@ -68,14 +68,11 @@ void runLs(const LsOptions& options, CommandContext& context) {
   const auto snapshot = registry->snapshot();
   printIgnored(*snapshot, context);
   const std::optional<std::set<std::string>> paused = pausedApps(options.flags, context);
-  const auto status = [&paused](const app::AppEntry& entry) {
-    return clusterStatus(entry, paused);
-  };
   if (options.json) {
     Json list = Json::array();
     for (const app::AppEntry& entry : snapshot->apps()) {
       Json row = app::appSummaryJson(entry);
-      const app::AppStatus shown = status(entry);
+      const app::AppStatus shown = clusterStatus(entry, paused);
       row["available"] = shown.available;
       row["reason"] = shown.reason;
       row["paused"] = paused ? Json(paused->count(entry.name) > 0) : Json();
@@ -87,7 +84,7 @@ void runLs(const LsOptions& options, CommandContext& context) {
   std::vector<std::vector<std::string>> rows = {
       {"NAME", "RUNTIME", "RULES", "SCHEDULES", "LOADED", "AVAILABLE", "REASON"}};
   for (const app::AppEntry& entry : snapshot->apps()) {
-    const app::AppStatus shown = status(entry);
+    const app::AppStatus shown = clusterStatus(entry, paused);
     rows.push_back({entry.name, runtimeText(entry),
                     entry.app ? std::to_string(entry.app->rules.size()) : "-",
                     entry.app ? std::to_string(entry.app->schedules.size()) : "-",

@@ -76,14 +76,16 @@ local function reindex(key, due, id)
   end
   if earliest then redis.call('ZADD', due, earliest, id) else redis.call('ZREM', due, id) end
 end
+-- A message's state switched to retention (kept for `ttl` ms, or for ever with 0).
+local function retain(key, ttl)
+  redis.call('HSET', key, 'relay:retained', '1')
+  if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+end
 -- The message leaves the PEL and its state is switched to retention in the same step.
 local function ack_and_retain(stream, key, due, group, id, ttl)
   redis.call('XACK', stream, group, id)
   redis.call('ZREM', due, id)
-  if redis.call('EXISTS', key) == 1 then
-    redis.call('HSET', key, 'relay:retained', '1')
-    if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
-  end
+  if redis.call('EXISTS', key) == 1 then retain(key, ttl) end
 end
 -- Statistics never change a message's lifecycle: a failed increment is only counted.
 local stats_failures = 0
@@ -333,30 +335,27 @@ for i = 3, #KEYS do states[#states + 1] = KEYS[i] end
 local some_state = in_chunks('EXISTS', {}, states) > 0
 -- One flat reply (a table per message would cost more than the rest of the script).
 local verdicts, xacks, acked = {}, {}, {}
+local function answer(verdict, detail)
+  verdicts[#verdicts + 1] = verdict
+  verdicts[#verdicts + 1] = detail or ''
+end
 for i = 3, #KEYS do
   local key, id, obsolete = KEYS[i], ARGV[2 * i - 3], ARGV[2 * i - 2] == '1'
-  if not some_state or redis.call('EXISTS', key) == 0 then
-    -- No state: never classified before (an unmatched event, almost always).
-    verdicts[#verdicts + 1] = 'acked'
-    verdicts[#verdicts + 1] = ''
-    acked[#acked + 1] = id
-  elseif retained(key) then
-    verdicts[#verdicts + 1] = 'retained'
-    verdicts[#verdicts + 1] = ''
+  -- No state: never classified before (an unmatched event, almost always).
+  local has_state = some_state and redis.call('EXISTS', key) == 1
+  if has_state and retained(key) then
+    answer('retained')
     xacks[#xacks + 1] = id
-  elseif not resolved(key) and not (obsolete and obsoleteOccurrence(key)) then
-    verdicts[#verdicts + 1] = 'unresolved'
-    verdicts[#verdicts + 1] = redis.call('HGET', key, 'relay:plan')
+  elseif has_state and not resolved(key) and not (obsolete and obsoleteOccurrence(key)) then
+    answer('unresolved', redis.call('HGET', key, 'relay:plan'))
   else
     -- The message leaves the PEL and its state is switched to retention in the same step.
-    redis.call('HSET', key, 'relay:retained', '1')
-    if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
-    verdicts[#verdicts + 1] = 'acked'
-    verdicts[#verdicts + 1] = ''
+    if has_state then retain(key, ttl) end
+    answer('acked')
+    xacks[#xacks + 1] = id
     acked[#acked + 1] = id
   end
 end
-for _, id in ipairs(acked) do xacks[#xacks + 1] = id end
 if #xacks > 0 then in_chunks('XACK', {stream, group}, xacks) end
 if #acked > 0 then in_chunks('ZREM', {due}, acked) end
 return verdicts

@@ -243,11 +243,9 @@ std::vector<Result<SettleVerdict>> RedisLifecycleStore::settle(
       continue;
     }
     Reply reply = take();
-    if (runAgainAlone(reply)) {
-      reply = eval(scripts_.write_dlq, dlqKeys(request.id),
-                   dlqArgs(request.id, kMalformedField, *request.dlq));
-    }
-    auto written = reply.ok() ? decodeDlq(*reply) : Result<DlqVerdict>(reply.error().toRelay());
+    auto written = runAgainAlone(reply) ? writeDlq(request.id, kMalformedField, *request.dlq)
+                   : reply.ok()         ? decodeDlq(*reply)
+                                        : Result<DlqVerdict>(reply.error().toRelay());
     if (written.ok()) {
       verdicts.emplace_back(SettleVerdict{{}, std::move(written).value()});
     } else {

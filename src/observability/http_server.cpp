@@ -25,6 +25,8 @@ using std::chrono::milliseconds;
 constexpr milliseconds kTick{100};
 constexpr std::size_t kReadChunk = 4096;
 
+// The standard reason phrases (RFC 9110 section 15) of the statuses this server sends; 501 is
+// the answer to a request body sent with Transfer-Encoding (http_request.cpp).
 const char* reasonPhrase(int status) {
   switch (status) {
     case 200:

@@ -51,9 +51,9 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
     w.logger_.warn("RELAY_RUNTIME=process runs handlers WITHOUT isolation: development only");
   }
   runtime::Runtime& backend = *w.runtime_;
-  w.pauses_ = std::make_unique<PauseWatcher>(internals.pauses, config.redis,
-                                             invocation::StreamKeys{config.stream, config.group},
-                                             w.metrics_, w.logger_, clock);
+  const invocation::StreamKeys keys{config.stream, config.group};
+  w.pauses_ = std::make_unique<PauseWatcher>(internals.pauses, config.redis, keys, w.metrics_,
+                                             w.logger_, clock);
   app::RegistrySettings registry;
   registry.apps_root = config.apps;
   // A paused app is unavailable like one its runtime cannot run: matched invocations stay
@@ -63,15 +63,13 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
       return runtime::Availability{false, std::string(invocation::kPausedReason)};
     return stream::runtimeAvailability(backend, app);
   };
-  w.keeper_ = std::make_unique<RedisTemplateKeeper>(
-      config.redis, invocation::StreamKeys{config.stream, config.group}, w.metrics_, w.logger_);
+  w.keeper_ = std::make_unique<RedisTemplateKeeper>(config.redis, keys, w.metrics_, w.logger_);
   registry.keeper = w.keeper_->keeper();
   auto apps = app::Registry::create(std::move(registry));
   if (!apps.ok()) return apps.error();
   w.registry_ = std::move(apps).value();
 
   w.internals_ = std::move(internals);
-  const invocation::StreamKeys keys{config.stream, config.group};
   invocation::RedisStoreSettings store;
   store.keys = keys;
   store.consumer = config.consumer;

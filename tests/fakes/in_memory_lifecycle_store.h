@@ -117,17 +117,11 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     std::string name(field);
     if (name.empty()) {
       for (const auto& planned : planOf(key).invocations) {
-        auto held = markerOf(key, planned.field());
-        if (held && held->state == invocation::Marker::State::kRunning && held->token == token) {
-          name = planned.field();
-        }
+        if (heldBy(key, planned.field(), token)) name = planned.field();
       }
     }
-    auto held = markerOf(key, name);
-    if (name.empty() || !held || held->state != invocation::Marker::State::kRunning ||
-        held->token != token) {
-      return maybeLose("release", invocation::ReleaseVerdict::kNotHeld);
-    }
+    auto held = heldBy(key, name, token);
+    if (name.empty() || !held) return maybeLose("release", invocation::ReleaseVerdict::kNotHeld);
     invocation::Marker back;
     back.state = invocation::Marker::State::kFailed;
     back.attempt = held->attempt - 1;
@@ -144,10 +138,8 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     std::lock_guard lock(mutex_);
     const std::string key(id);
     if (isRetained(key)) return invocation::RenewVerdict::kRetained;
-    auto held = markerOf(key, std::string(field));
-    if (!held || held->state != invocation::Marker::State::kRunning || held->token != token) {
-      return invocation::RenewVerdict::kLost;
-    }
+    auto held = heldBy(key, std::string(field), token);
+    if (!held) return invocation::RenewVerdict::kLost;
     held->deadline_ms = std::max(held->deadline_ms, nowMs() + extend.count());
     state_[key][std::string(field)] = held->format();
     renewed_.insert(key);
@@ -259,6 +251,15 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     auto value = hash->second.find(name);
     if (value == hash->second.end()) return std::nullopt;
     return invocation::Marker::parse(value->second);
+  }
+  /// The marker of `name` while an attempt runs under `token`; nullopt otherwise.
+  std::optional<invocation::Marker> heldBy(const std::string& key, const std::string& name,
+                                           std::string_view token) {
+    auto held = markerOf(key, name);
+    if (!held || held->state != invocation::Marker::State::kRunning || held->token != token) {
+      return std::nullopt;
+    }
+    return held;
   }
   bool hasPlan(const std::string& key) const {
     auto hash = state_.find(key);

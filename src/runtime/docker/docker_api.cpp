@@ -65,7 +65,11 @@ Result<http::Response> DockerApi::call(std::string method, std::string target,
 Status DockerApi::ping() const {
   auto response = call("GET", "/_ping");
   if (!response) return response.error();
-  if (!isSuccess(response->status)) return errorFromResponse(*response, "ping");
+  if (!isSuccess(response->status)) {
+    // Transport errors name the daemon already (the client's peer); an HTTP error answer too.
+    Error error = errorFromResponse(*response, "ping");
+    return Error{error.kind, client_.peer() + ": " + error.message};
+  }
   return {};
 }
 

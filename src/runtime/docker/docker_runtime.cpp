@@ -8,7 +8,6 @@
 #include <charconv>
 #include <climits>
 #include <cstdio>
-#include <cstdlib>
 #include <optional>
 
 #include "runtime/child_process.h"
@@ -112,12 +111,8 @@ DockerRuntime::DockerRuntime(Clock& clock, DockerSettings settings, DockerApi ap
 
 Availability DockerRuntime::availability(const InvocationSpec& app_spec) const {
   if (auto files = checkAppFiles(app_spec); !files) return {false, files.error().message};
-  if (auto ping = api_.ping(); !ping) {
-    // The client's errors name the daemon; an HTTP error answer needs the address added.
-    const std::string& message = ping.error().message;
-    const std::string daemon = "docker daemon at " + settings_.docker_host;
-    return {false, message.find(daemon) != std::string::npos ? message : daemon + ": " + message};
-  }
+  // Every ping error names the daemon (docker_api.cpp).
+  if (auto ping = api_.ping(); !ping) return {false, ping.error().message};
   const std::string& image = imageFor(app_spec, settings_.default_images);
   auto exists = api_.imageExists(image);
   if (!exists) return {false, exists.error().message};
