@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "redis/no_sigpipe_send.h"
 #include "redis/sigpipe_guard.h"
 
 namespace relay::redis {
@@ -67,14 +68,21 @@ Result<std::unique_ptr<Link>> Link::open(const Address& address, const LinkOptio
     // Lets the kernel notice a server that vanished without a FIN while we sit idle.
     return errorFromContext(context->err, context->errstr, errno, where);
   }
+  // Writes never raise SIGPIPE (no_sigpipe_send.h); a TLS session replaces these functions with
+  // its own and its handshake switches OpenSSL's writes likewise.
+  sendWithoutSigpipe(context.get());
   std::unique_ptr<Link> link(new Link(address, std::move(context)));
   if (auto status = link->setCommandTimeout(options.timeouts.command_timeout); !status) {
     return status.error();
   }
   if (options.tls) {
-    if (auto status = options.tls->handshake(link->context_.get(), address.host, where); !status) {
-      return status.error();
+    Status handshake;
+    {
+      // Once per connection: the handshake writes through hiredict's socket BIO (write(2)).
+      SigpipeGuard guard;
+      handshake = options.tls->handshake(link->context_.get(), address.host, where);
     }
+    if (!handshake) return handshake.error();
     link->tls_ = options.tls;
   }
   if (auto status = link->login(options); !status) return status.error();
@@ -165,15 +173,9 @@ Result<Reply> Link::send(Argv& argv) {
                   " appended commands still await getReply(); a command now would read their "
                   "reply");
   }
-  void* raw = nullptr;
-  int saved_errno = 0;
-  {
-    SigpipeGuard guard;
-    raw = redictCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.pointers(),
-                            argv.lengths());
-    saved_errno = errno;
-  }
-  if (raw == nullptr) return fail(saved_errno);
+  void* raw = redictCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.pointers(),
+                                argv.lengths());
+  if (raw == nullptr) return fail(errno);
   return replyOrError(Reply(static_cast<redictReply*>(raw)));
 }
 
@@ -193,14 +195,8 @@ Result<Reply> Link::getReply() {
   if (auto status = usable(); !status) return status.error();
   if (pending_ == 0) return misuse("getReply() without an appended command");
   void* raw = nullptr;
-  int rc = REDICT_OK;
-  int saved_errno = 0;
-  {
-    SigpipeGuard guard;
-    rc = redictGetReply(context_.get(), &raw);
-    saved_errno = errno;
-  }
-  if (rc != REDICT_OK || raw == nullptr) return fail(saved_errno);
+  const int rc = redictGetReply(context_.get(), &raw);
+  if (rc != REDICT_OK || raw == nullptr) return fail(errno);
   --pending_;
   return replyOrError(Reply(static_cast<redictReply*>(raw)));
 }

@@ -9,6 +9,8 @@
 
 #include <string>
 
+#include "redis/no_sigpipe_send.h"
+
 namespace relay::redis {
 namespace {
 
@@ -97,7 +99,10 @@ Status TlsContext::handshake(redictContext* context, const std::string& host,
     SSL_set_tlsext_host_name(ssl, name.c_str());
     SSL_set1_host(ssl, name.c_str());
   }
-  if (redictInitiateSSL(context, ssl) == REDICT_OK) return {};  // the context owns ssl now
+  if (redictInitiateSSL(context, ssl) == REDICT_OK) {
+    // The context owns ssl now. hiredict gave it a socket BIO, which writes with write(2).
+    return sendWithoutSigpipe(ssl, context->fd, where);
+  }
   const long verified = SSL_get_verify_result(ssl);
   SSL_free(ssl);
   if (verified != X509_V_OK) {

@@ -7,6 +7,7 @@
 #include "redis/endpoint.h"
 #include "support/open_sockets.h"
 #include "support/redis_server.h"
+#include "support/sigpipe_watch.h"
 
 namespace relay::redis {
 namespace {
@@ -231,6 +232,18 @@ TEST_F(RedisConnection, LargeWriteToACrashedServerFailsWithoutSigpipe) {
   EXPECT_TRUE(reply.error().kind == ErrorKind::kIo || reply.error().kind == ErrorKind::kClosed)
       << reply.error().message;
   EXPECT_FALSE(connection->ok());
+}
+
+TEST_F(RedisConnection, WritesToAClosedConnectionRaiseNoSigpipeAtAll) {
+  auto connection = server().connect();
+  ASSERT_TRUE(connection->command({"PING"}).ok());
+  server().kill9();
+  // With SIGPIPE blocked a raised one would stay pending: none may be raised, not just survived
+  // (a per-call signal mask guard would leave it pending here).
+  testing::SigpipeWatch watch;
+  const auto reply = connection->command({"SET", "big", std::string(16 * 1024 * 1024, 'x')});
+  ASSERT_FALSE(reply.ok());
+  EXPECT_FALSE(watch.raised());
 }
 
 TEST_F(RedisConnection, SlowCommandTimesOutAndBreaksTheConnection) {

@@ -8,6 +8,7 @@
 #include "redis/endpoint.h"
 #include "support/open_sockets.h"
 #include "support/redis_server.h"
+#include "support/sigpipe_watch.h"
 #include "support/test_certificates.h"
 
 namespace relay::redis {
@@ -113,6 +114,28 @@ TEST_F(RedisTls, ServerRequiringAClientCertificateRefusesNoneAndAcceptsOurs) {
   auto connection = Connection::create(with_certificate);
   ASSERT_TRUE(connection.ok()) << connection.error().message;
   EXPECT_EQ(*(*connection)->command({"PING"})->status(), "PONG");
+}
+
+TEST_F(RedisTls, LargeWritesToACrashedServerFailWithoutSigpipe) {
+  startServer(false);
+  auto unwatched = Connection::create(endpoint());
+  auto watched = Connection::create(endpoint());
+  ASSERT_TRUE(unwatched.ok()) << unwatched.error().message;
+  ASSERT_TRUE(watched.ok()) << watched.error().message;
+  ASSERT_TRUE((*unwatched)->command({"PING"}).ok());
+  ASSERT_TRUE((*watched)->command({"PING"}).ok());
+  server_->kill9();
+  // Far more than a socket buffer: OpenSSL writes record after record, and the writes after the
+  // peer's RST fail with EPIPE. A SIGPIPE would kill this process.
+  const std::string big(16 * 1024 * 1024, 'x');
+  const auto reply = (*unwatched)->command({"SET", "big", big});
+  ASSERT_FALSE(reply.ok());
+  EXPECT_TRUE(reply.error().kind == ErrorKind::kIo || reply.error().kind == ErrorKind::kClosed)
+      << reply.error().message;
+  // And none is raised at all: blocked, it would stay pending.
+  testing::SigpipeWatch watch;
+  ASSERT_FALSE((*watched)->command({"SET", "big", big}).ok());
+  EXPECT_FALSE(watch.raised());
 }
 
 TEST_F(RedisTls, PlainTextClientOnTheTlsPortFailsFast) {
