@@ -201,11 +201,14 @@ void Consumer::enqueue(std::vector<StreamEntry> entries) {
   for (std::size_t i = 0; i < added; ++i) queued_.notify_one();
 }
 
-int Consumer::waitForRoom() {
+int Consumer::waitForRoom(int wanted, milliseconds patience) {
   std::unique_lock lock(mutex_);
-  has_room_.wait(lock,
-                 [&] { return stopping_ || static_cast<int>(unfinished_.size()) < capacity_; });
-  return stopping_ ? 0 : capacity_ - static_cast<int>(unfinished_.size());
+  const auto room = [&] { return capacity_ - static_cast<int>(unfinished_.size()); };
+  has_room_.wait(lock, [&] { return stopping_ || room() > 0; });
+  if (!stopping_ && room() < wanted && patience.count() > 0) {
+    has_room_.wait_for(lock, patience, [&] { return stopping_ || room() >= wanted; });
+  }
+  return stopping_ ? 0 : room();
 }
 
 void Consumer::readerLoop() {
@@ -213,6 +216,10 @@ void Consumer::readerLoop() {
   std::unique_ptr<invocation::LifecycleStore> store = stores_();
   milliseconds backoff = settings_.reconnect_min;
   bool group_ready = false;
+  // Whether the last read was full: more is waiting in the stream.
+  bool backlog = false;
+  const int gather_room =
+      std::clamp(settings_.gather_room, 1, std::max(1, std::min(settings_.read_count, capacity_)));
   while (!stopping_) {
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
@@ -226,15 +233,19 @@ void Consumer::readerLoop() {
       group_ready = true;
       redis_health_.healthy();  // Redis answered: /healthz need not wait for the first read
     }
-    // Backpressure: the backlog stays in Redis while the hands are full.
-    const int room = waitForRoom();
+    // Backpressure: the backlog stays in Redis while the hands are full. Under a backlog, wait
+    // a moment for a few slots, not one (docs/pipeline.md "Reading").
+    const int room = backlog ? waitForRoom(gather_room, settings_.gather) : waitForRoom();
     if (stopping_) return;
-    auto entries = read(*redis, std::min(room, settings_.read_count));
+    const int count = std::min(room, settings_.read_count);
+    auto entries = read(*redis, count);
     if (!entries.ok()) {
       logger_.warn("reading the stream failed", {{"error", entries.error().message}});
+      backlog = false;
       if (redis->ok()) sleepUnlessStopping(backoff);
       continue;
     }
+    backlog = static_cast<int>(entries->size()) == count;
     // What owes nothing is settled here, the whole read in one round trip; the rest goes to
     // the pool (docs/pipeline.md "Acknowledgements in batches").
     enqueue(lifecycle_.settleRead(*store, std::move(entries).value()));

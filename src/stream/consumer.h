@@ -33,6 +33,11 @@ struct ConsumerSettings {
   std::string consumer;
   std::chrono::milliseconds block{5'000};  // XREADGROUP BLOCK
   int read_count = 10;                     // XREADGROUP COUNT
+  /// Under a backlog (the last read was full) the reader waits for this much room before it
+  /// reads (at most read_count and the in-hand limit), for at most `gather`, so one XREADGROUP
+  /// brings several messages instead of one per freed slot (docs/pipeline.md "Reading").
+  int gather_room = 4;
+  std::chrono::milliseconds gather{5};
   /// Messages in hand (read, reclaimed or due, and not finished): at most max(max_unfinished,
   /// workers); the backlog stays in Redis.
   int max_unfinished = 16;
@@ -115,8 +120,10 @@ class Consumer {
   void dueLoop();
   void workerLoop();
   void enqueue(std::vector<StreamEntry> entries);
-  /// Room for more messages in hand; waits while there is none (until stop).
-  int waitForRoom();
+  /// Room for more messages in hand; waits while there is none (until stop), then, when
+  /// `wanted` is more than the room, up to `patience` more for `wanted` (a bounded real-time
+  /// wait on the condition, as in ConcurrencyLimiter).
+  int waitForRoom(int wanted = 1, std::chrono::milliseconds patience = {});
   std::unique_ptr<redis::Connection> connect(std::unique_ptr<redis::Connection> old,
                                              std::chrono::milliseconds& backoff);
   void sleepUnlessStopping(std::chrono::milliseconds duration);

@@ -37,8 +37,10 @@ class FakeRuntime final : public runtime::Runtime {
                      std::string(spec.input), spec.app_env});
     ++running_;
     changed_.notify_all();
-    changed_.wait(lock, [&] { return !blocked_.count(key); });
+    changed_.wait(lock, [&] { return !blocked_.count(key) || allowed_[key] > 0; });
+    if (blocked_.count(key)) --allowed_[key];
     --running_;
+    ++finished_;
     changed_.notify_all();
     runtime::Outcome outcome;
     outcome.succeeded = true;
@@ -87,6 +89,17 @@ class FakeRuntime final : public runtime::Runtime {
     blocked_.erase(key);
     changed_.notify_all();
   }
+  /// Lets `count` more blocked runs of `key` finish (it stays blocked for the others).
+  void allow(const std::string& key, int count) {
+    std::lock_guard lock(mutex_);
+    allowed_[key] += count;
+    changed_.notify_all();
+  }
+  /// Waits (bounded, real time) until `count` runs have finished in all.
+  bool waitFinished(int count) {
+    std::unique_lock lock(mutex_);
+    return changed_.wait_for(lock, std::chrono::seconds(10), [&] { return finished_ >= count; });
+  }
   /// Waits (bounded, real time) until `count` runs are in progress.
   bool waitRunning(int count) {
     std::unique_lock lock(mutex_);
@@ -111,7 +124,9 @@ class FakeRuntime final : public runtime::Runtime {
   std::set<std::string> unavailable_;
   std::set<std::string> blocked_;
   std::vector<Run> runs_;
+  std::map<std::string, int> allowed_;  // blocked runs let through by allow()
   int running_ = 0;
+  int finished_ = 0;
 };
 
 }  // namespace relay::testing

@@ -54,7 +54,7 @@ void PipelineTest::build(int max_concurrency) {
   renewer_ = std::make_unique<invocation::ClaimRenewer>(invocation::RenewerSettings{},
                                                         *renewer_store_, metrics_, logger_, clock_);
   lifecycle_ = replicaLifecycle("worker-1");
-  ConsumerSettings consumer;
+  ConsumerSettings consumer = consumer_settings_;
   consumer.consumer = "worker-1";
   consumer.block = std::chrono::milliseconds(10);
   consumer.min_pending_idle = std::chrono::milliseconds(0);
