@@ -11,14 +11,18 @@ namespace relay::invocation {
 /// One handler attempt as the attempt journal keeps it: the hash
 /// `relay:<stream>:attempts:<group>:<message-id>`, one field per `<app>/<handler>#<attempt>`
 /// (JSON), so `relay console` can show a message's history and what runs where now
-/// (docs/console.md). The Lifecycle writes a record when an attempt starts and again when it
-/// ends, through LifecycleStore::journal, next to the invocation state and never in its place.
+/// (docs/console.md). The record of an attempt is written by the LifecycleStore call that claims
+/// it (start) and replaced by the one that records its outcome (complete; journal alone when the
+/// runtime could not start it), in the same step, next to the invocation state and never in its
+/// place.
 struct AttemptRecord {
   std::string app;
   std::string handler;
   int attempt = 0;
-  std::string consumer;          // the worker that ran it
-  std::int64_t started_ms = 0;   // Unix ms, the worker's clock
+  std::string consumer;  // the worker that ran it
+  /// Unix ms, the worker's clock: when it claimed the attempt; once it ended, finished_ms -
+  /// duration_ms (when it ran at all).
+  std::int64_t started_ms = 0;
   std::int64_t finished_ms = 0;  // 0 while running (or when the worker died mid-attempt)
   std::string outcome;           // succeeded | failed | not_run (the runtime could not start it)
   std::string reason;            // `exit 3`, `timeout 20s`, the runtime's error; empty on success

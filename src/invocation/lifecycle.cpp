@@ -76,16 +76,22 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
       runnable.push_back(runnables.back().known && runnables.back().available);
     }
     const std::string token = random_.token();
-    auto verdict = store.start(message.id, plan, runnable, token, settings_.claim);
+    // The attempt journal's record of the attempt this call may claim (docs/pipeline.md "State
+    // in Redis"), kept by the claim itself: no round trip of its own.
+    AttemptRecord started;
+    started.consumer = settings_.consumer;
+    started.started_ms = unixMs(clock_.now());
+    auto verdict = store.start(message.id, plan, runnable, token, settings_.claim, &started);
     if (!verdict.ok()) {
       // Fail closed: a replica may have won this claim; running now could duplicate it. If the
       // script ran and only its reply was lost, this token may hold a claim: give it back.
       metrics_.countRedisError("try_start");
       logger_.warn("claim failed: handler not run, message left pending",
                    {{"message_id", message.id}, {"error", verdict.error().message}});
-      release(store, message, "", token);
+      release(store, message, "", token, /*unjournal=*/true);
       return Delivery::kPending;
     }
+    if (verdict->journal_failed) metrics_.countRedisError("journal");
     switch (verdict->kind) {
       case StartVerdict::Kind::kReplan:
         if (replanned) return Delivery::kPending;
@@ -124,7 +130,8 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
         break;
     }
     const Step step = runAttempt(store, message, plan.invocations.at(verdict->index),
-                                 runnables.at(verdict->index), verdict->attempt, token, stopping);
+                                 runnables.at(verdict->index), verdict->attempt, token,
+                                 started.started_ms, stopping);
     if (step == Step::kAcked) return Delivery::kAcked;
     if (step == Step::kStale) return Delivery::kStale;
     if (step == Step::kStop) return Delivery::kPending;
@@ -159,8 +166,8 @@ Delivery Lifecycle::writeOwed(LifecycleStore& store, const Message& message, con
 }
 
 void Lifecycle::release(LifecycleStore& store, const Message& message, const std::string& field,
-                        const std::string& token) {
-  auto released = store.release(message.id, field, token, settings_.release_retry);
+                        const std::string& token, bool unjournal) {
+  auto released = store.release(message.id, field, token, settings_.release_retry, unjournal);
   if (released.ok()) return;
   metrics_.countRedisError("release");
   logger_.warn("releasing an unstarted claim failed: repeated until it is done",
@@ -168,10 +175,11 @@ void Lifecycle::release(LifecycleStore& store, const Message& message, const std
   // Left alone, the claim would expire and be counted as an attempt that ran.
   if (!renewer_) return;
   const std::chrono::milliseconds retry_after = settings_.release_retry;
-  renewer_->retryLater("release " + message.id, clock_.monotonicNow() + settings_.claim.lease,
-                       [id = message.id, field, token, retry_after](LifecycleStore& owner) {
-                         return owner.release(id, field, token, retry_after).ok();
-                       });
+  renewer_->retryLater(
+      "release " + message.id, clock_.monotonicNow() + settings_.claim.lease,
+      [id = message.id, field, token, retry_after, unjournal](LifecycleStore& owner) {
+        return owner.release(id, field, token, retry_after, unjournal).ok();
+      });
 }
 
 void Lifecycle::journal(LifecycleStore& store, const Message& message,
@@ -183,7 +191,7 @@ void Lifecycle::journal(LifecycleStore& store, const Message& message,
 Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& message,
                                       const PlannedInvocation& planned, const Runnable& runnable,
                                       int attempt, const std::string& token,
-                                      const std::atomic<bool>& stopping) {
+                                      std::int64_t claimed_ms, const std::atomic<bool>& stopping) {
   const std::string field = planned.field();
   LogFields fields = {{"message_id", message.id},
                       {"app", planned.app},
@@ -194,11 +202,11 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   if (!slot) {
     metrics_.countInvocation(planned.app, planned.handler, "blocked");
     logger_.info("no concurrency slot: claim released, message left pending", fields);
-    release(store, message, field, token);
+    release(store, message, field, token, /*unjournal=*/true);
     return Step::kStop;
   }
   if (stopping.load()) {
-    release(store, message, field, token);
+    release(store, message, field, token, /*unjournal=*/true);
     return Step::kStop;
   }
   runtime::InvocationSpec spec = runnable.spec;
@@ -217,13 +225,13 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
         renewer_->track({message.id, field, token,
                          clock_.monotonicNow() + planned.timeout + settings_.claim.grace}));
   }
+  // start() kept the attempt's journal record; the outcome replaces it.
   AttemptRecord record;
   record.app = planned.app;
   record.handler = planned.handler;
   record.attempt = attempt;
   record.consumer = settings_.consumer;
-  record.started_ms = unixMs(clock_.now());
-  journal(store, message, record);
+  record.started_ms = claimed_ms;
   metrics_.addInflight(1);
   const Result<runtime::Outcome> outcome = runtime_.run(spec, output);
   metrics_.addInflight(-1);
@@ -237,10 +245,10 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
         std::chrono::duration_cast<std::chrono::milliseconds>(outcome->duration).count();
     record.started_ms = record.finished_ms - record.duration_ms;
   }
-  journal(store, message, record);
   if (!outcome.ok()) {
-    // The handler never started (docs/runtimes.md): give the attempt back.
-    release(store, message, field, token);
+    // The handler never started (docs/runtimes.md): give the attempt back, its record saying so.
+    journal(store, message, record);
+    release(store, message, field, token, /*unjournal=*/false);
     metrics_.countInvocation(planned.app, planned.handler, "unavailable");
     fields.emplace_back("reason", outcome.error().message);
     logger_.warn("runtime could not start the handler: attempt not counted, message left pending",
@@ -264,7 +272,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
       dlq->output_tail = result.output_tail;
     }
   }
-  auto recorded = store.complete(message.id, field, token, result, dlq ? &*dlq : nullptr);
+  auto recorded = store.complete(message.id, field, token, result, dlq ? &*dlq : nullptr, &record);
   if (!recorded.ok()) {
     // The attempt ran and is charged whatever happens; its outcome is recorded later (the call
     // is idempotent) or, failing that, the claim expires and a reclaim counts the attempt.
@@ -274,13 +282,14 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
     if (renewer_) {
       renewer_->retryLater(
           "complete " + message.id + " " + field, clock_.monotonicNow() + settings_.claim.lease,
-          [id = message.id, field, token, result, dlq](LifecycleStore& owner) {
-            return owner.complete(id, field, token, result, dlq ? &*dlq : nullptr).ok();
+          [id = message.id, field, token, result, dlq, record](LifecycleStore& owner) {
+            return owner.complete(id, field, token, result, dlq ? &*dlq : nullptr, &record).ok();
           });
     }
     return Step::kStop;
   }
   for (int i = 0; i < recorded->stats_failures; ++i) metrics_.countRedisError("stats");
+  if (recorded->journal_failed) metrics_.countRedisError("journal");
   switch (recorded->kind) {
     case CompleteVerdict::Kind::kSucceeded:
       metrics_.countInvocation(planned.app, planned.handler, "succeeded");

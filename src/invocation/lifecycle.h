@@ -79,7 +79,7 @@ class Lifecycle {
                    const std::atomic<bool>& stopping);
   Step runAttempt(LifecycleStore& store, const Message& message, const PlannedInvocation& planned,
                   const Runnable& runnable, int attempt, const std::string& token,
-                  const std::atomic<bool>& stopping);
+                  std::int64_t claimed_ms, const std::atomic<bool>& stopping);
   Delivery writeOwed(LifecycleStore& store, const Message& message, const Plan& plan,
                      const StartVerdict& verdict);
   /// An unmatched, obsolete or unrunnable message, alone (lifecycle_settle.cpp).
@@ -90,8 +90,9 @@ class Lifecycle {
   /// Counts and logs how it was settled; `owed` gets the recorded plan the store reported.
   Delivery afterSettle(const Message& message, const Classification& what,
                        Result<SettleVerdict> verdict, std::optional<Plan>& owed);
+  /// Gives back an unstarted claim; `unjournal` drops the journal record start() kept for it.
   void release(LifecycleStore& store, const Message& message, const std::string& field,
-               const std::string& token);
+               const std::string& token, bool unjournal);
   /// Writes `record` to the message's attempt journal (best effort).
   void journal(LifecycleStore& store, const Message& message, const AttemptRecord& record);
   /// The one DLQ entry builder (docs/pipeline.md "Dead-letter entries").

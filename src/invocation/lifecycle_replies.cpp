@@ -64,6 +64,11 @@ Result<StartVerdict> decodeStart(const redis::ReplyView& reply) {
     if (!index.ok() || !attempt.ok()) return protocol("start: bad run/busy reply");
     verdict.index = static_cast<std::size_t>(*index);
     verdict.attempt = static_cast<int>(*attempt);
+    if (reply.size() > 3) {  // a new claim: whether its journal record was written
+      auto unjournaled = integerAt(reply, 3);
+      if (!unjournaled.ok()) return unjournaled.error();
+      verdict.journal_failed = *unjournaled != 0;
+    }
   } else if (*name == "pending") {
     verdict.kind = Kind::kPending;
   } else if (*name == "done") {
@@ -100,7 +105,8 @@ Result<CompleteVerdict> decodeComplete(const redis::ReplyView& reply) {
   auto acked = integerAt(reply, 1);
   auto written = integerAt(reply, 2);
   auto failures = integerAt(reply, 3);
-  if (!name.ok() || !acked.ok() || !written.ok() || !failures.ok()) {
+  auto unjournaled = integerAt(reply, 4);
+  if (!name.ok() || !acked.ok() || !written.ok() || !failures.ok() || !unjournaled.ok()) {
     return protocol("complete: bad reply");
   }
   static constexpr std::pair<std::string_view, CompleteVerdict::Kind> kNames[] = {
@@ -111,7 +117,8 @@ Result<CompleteVerdict> decodeComplete(const redis::ReplyView& reply) {
       {"retained", CompleteVerdict::Kind::kRetained}};
   for (const auto& [known, kind] : kNames) {
     if (*name == known) {
-      return CompleteVerdict{kind, *written != 0, *acked != 0, static_cast<int>(*failures)};
+      return CompleteVerdict{kind, *written != 0, *acked != 0, static_cast<int>(*failures),
+                             *unjournaled != 0};
     }
   }
   return protocol("complete returned \"" + std::string(*name) + "\"");

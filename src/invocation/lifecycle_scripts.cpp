@@ -110,12 +110,22 @@ local function xadd_dlq(dlq, stream, group, id, first)
   local added = redis.pcall('XADD', dlq, '*', unpack(entry))
   return type(added) ~= 'table' or added.err == nil
 end
+-- The attempt journal is a record next to the state, not a transition, and only for the
+-- console: written whatever the state, expiring `ttl` ms after its last write (0: never), and a
+-- write that fails (say a key of another type in its place) changes nothing else: 1 says so.
+local function journal(key, field, record, ttl)
+  local done = redis.pcall('HSET', key, field, record)
+  if type(done) == 'table' and done.err then return 1 end
+  if ttl > 0 then redis.pcall('PEXPIRE', key, ttl) end
+  return 0
+end
 )LUA";
 
 constexpr const char* kStart = R"LUA(
-local key, due = KEYS[1], KEYS[2]
+local key, due, attempts = KEYS[1], KEYS[2], KEYS[3]
 local candidate, mask, token = ARGV[1], ARGV[2], ARGV[3]
 local grace, lease, margin, id = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
+local started, ttl = ARGV[8], tonumber(ARGV[9])
 if retained(key) then return {'retained'} end
 local text = redis.call('HGET', key, 'relay:plan')
 if not text then
@@ -161,7 +171,9 @@ for i, e in ipairs(plan) do
       local hold = math.min(e.timeout + grace, lease) + margin
       redis.call('HSET', key, e.field, 'running:' .. attempt .. ':' .. token .. ':' .. (now + hold))
       reindex(key, due, id)
-      return {'run', i - 1, attempt}
+      local unjournaled = 0
+      if started ~= '' then unjournaled = journal(attempts, e.field .. '#' .. attempt, started, ttl) end
+      return {'run', i - 1, attempt, unjournaled}
     end
     pending = true
   end
@@ -178,17 +190,21 @@ return {'done'}
 
 constexpr const char* kComplete = R"LUA(
 local key, due, stream, dlq, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local attempts = KEYS[6]
 local field, token, outcome, delay = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local ttl, group, id, duration = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
-local reason, tail = ARGV[9], ARGV[10]
+local reason, tail, record_field, record = ARGV[9], ARGV[10], ARGV[11], ARGV[12]
+-- The finished attempt's journal record, whatever the verdict below.
+local unjournaled = 0
+if record_field ~= '' then unjournaled = journal(attempts, record_field, record, ttl) end
 local m = marker(key, field)
 local function acked() return retained(key) and 1 or 0 end
 -- A repeat of a call whose reply was lost: the recorded verdict, nothing changed twice.
 if m and m.token == token and m.state ~= 'running' and m.state ~= 'corrupt' then
-  return {m.state, acked(), m.dlq and 1 or 0, 0}
+  return {m.state, acked(), m.dlq and 1 or 0, 0, unjournaled}
 end
-if retained(key) then return {'retained', 1, 0, 0} end
-if not m or m.state ~= 'running' or m.token ~= token then return {'stale', 0, 0, 0} end
+if retained(key) then return {'retained', 1, 0, 0, unjournaled} end
+if not m or m.state ~= 'running' or m.token ~= token then return {'stale', 0, 0, 0, unjournaled} end
 local max = 1
 for _, e in ipairs(planned(key) or {}) do
   if e.field == field then max = e.max end
@@ -210,7 +226,7 @@ else
     for _, e in ipairs(planned(key) or {}) do
       if e.field ~= field and not terminal(marker(key, e.field)) then others = false end
     end
-    if others and #ARGV > 10 and xadd_dlq(dlq, stream, group, id, 11) then
+    if others and #ARGV > 12 and xadd_dlq(dlq, stream, group, id, 13) then
       stat(stats, field, 'dlq', 1)
       text, written = text .. ':dlq', 1
     end
@@ -222,15 +238,16 @@ else
 end
 if resolved(key) then
   ack_and_retain(stream, key, due, group, id, ttl)
-  return {verdict, 1, written, stats_failures}
+  return {verdict, 1, written, stats_failures, unjournaled}
 end
 reindex(key, due, id)
-return {verdict, 0, written, stats_failures}
+return {verdict, 0, written, stats_failures, unjournaled}
 )LUA";
 
 constexpr const char* kRelease = R"LUA(
-local key, due = KEYS[1], KEYS[2]
+local key, due, attempts = KEYS[1], KEYS[2], KEYS[3]
 local field, token, retry_after, id = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
+local unjournal = ARGV[5] == '1'
 if retained(key) then return 'retained' end
 if field == '' then
   -- The caller does not know which invocation its token claimed (start's reply was lost).
@@ -244,6 +261,8 @@ local m = marker(key, field)
 if not m or m.state ~= 'running' or m.token ~= token then return 'not_held' end
 redis.call('HSET', key, field, 'failed:' .. (m.attempt - 1) .. ':' .. (now_ms() + retry_after) .. ':-')
 reindex(key, due, id)
+-- No handler ran: the record *start* kept for this attempt goes (best effort, like it).
+if unjournal then redis.pcall('HDEL', attempts, field .. '#' .. m.attempt) end
 return 'released'
 )LUA";
 
@@ -372,12 +391,12 @@ ack_and_retain(stream, key, due, group, id, ttl)
 return 'cleared'
 )LUA";
 
-// The attempt journal is a record next to the state, not a transition: written whatever the
-// state (even retained), expiring `retention` after its last write.
+// One attempt's record alone (the runtime could not start the handler); *start* and *complete*
+// write theirs in their own step.
 constexpr const char* kJournal = R"LUA(
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
-local ttl = tonumber(ARGV[3])
-if ttl > 0 then redis.call('PEXPIRE', KEYS[1], ttl) end
+if journal(KEYS[1], ARGV[1], ARGV[2], tonumber(ARGV[3])) == 1 then
+  return redis.error_reply('attempt journal ' .. KEYS[1] .. ' cannot be written')
+end
 return 'OK'
 )LUA";
 
@@ -393,6 +412,6 @@ LifecycleScripts::LifecycleScripts()
       write_dlq(script(kWriteDlq)),
       acknowledge(script(kAcknowledge)),
       clear_missing(script(kClearMissing)),
-      journal(std::string(kJournal)) {}
+      journal(script(kJournal)) {}
 
 }  // namespace relay::invocation

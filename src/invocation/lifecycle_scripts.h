@@ -9,18 +9,21 @@ namespace relay::invocation {
 /// clock for every replica), checks `relay:retained` so a stale delivery is inert, and fences
 /// on the claim token. Replies are decoded in one place: lifecycle_replies.cpp.
 struct LifecycleScripts {
-  /// KEYS: state, due. ARGV: candidate plan, runnable mask ("1"/"0" per plan entry), token,
-  /// grace-ms, lease-ms, margin-ms, message-id.
-  /// Returns {run, index, attempt} | {busy, index, attempt} | {pending} | {done} |
-  /// {owes, index, attempt, ...} | {replan, plan} | {retained} | {corrupt, field, text}.
+  /// KEYS: state, due, attempts (the message's journal). ARGV: candidate plan, runnable mask
+  /// ("1"/"0" per plan entry), token, grace-ms, lease-ms, margin-ms, message-id, the started
+  /// record of a new claim ("": none), retention-ms.
+  /// Returns {run, index, attempt, journal-failed} | {busy, index, attempt} | {pending} | {done}
+  /// | {owes, index, attempt, ...} | {replan, plan} | {retained} | {corrupt, field, text}.
   redis::Script start;
-  /// KEYS: state, due, stream, dlq, stats. ARGV: field, token, succeeded|failed, retry-delay-ms,
-  /// retention-ms, group, message-id, duration-seconds, exit reason, output tail, then the DLQ
-  /// entry's field/value pairs when the last attempt failed.
-  /// Returns {succeeded|failed|exhausted|stale|retained, acked, dlq-written, stats-failures}.
+  /// KEYS: state, due, stream, dlq, stats, attempts. ARGV: field, token, succeeded|failed,
+  /// retry-delay-ms, retention-ms, group, message-id, duration-seconds, exit reason, output
+  /// tail, the finished record's journal field ("": none) and value, then the DLQ entry's
+  /// field/value pairs when the last attempt failed.
+  /// Returns {succeeded|failed|exhausted|stale|retained, acked, dlq-written, stats-failures,
+  /// journal-failed}.
   redis::Script complete;
-  /// KEYS: state, due. ARGV: field (empty: whichever the token holds), token, retry-after-ms,
-  /// message-id.
+  /// KEYS: state, due, attempts. ARGV: field (empty: whichever the token holds), token,
+  /// retry-after-ms, message-id, unjournal (1: the released attempt's record goes).
   /// Returns released | not_held | retained.
   redis::Script release;
   /// KEYS: state, stream. ARGV: field, token, extend-ms, group, consumer, message-id.
@@ -36,7 +39,8 @@ struct LifecycleScripts {
   redis::Script acknowledge;
   /// KEYS: stream, state, due. ARGV: group, message-id, retention-ms. Returns cleared | retained.
   redis::Script clear_missing;
-  /// KEYS: attempts (the message's journal). ARGV: field, record, retention-ms. Returns OK.
+  /// KEYS: attempts (the message's journal). ARGV: field, record, retention-ms. Returns OK, or
+  /// an error when the record cannot be written.
   redis::Script journal;
 
   LifecycleScripts();

@@ -39,7 +39,8 @@ struct StartVerdict {
   int attempt = 0;        // kRun, kBusy
   /// kOwesDlq: the invocations (plan indexes) and their attempt counts.
   std::vector<std::pair<std::size_t, int>> owed;
-  Plan plan;  // kReplan: the recorded plan
+  Plan plan;                    // kReplan: the recorded plan
+  bool journal_failed = false;  // kRun: the started record could not be written (nothing else)
 };
 
 /// What happened to one attempt, as complete() records it.
@@ -62,8 +63,9 @@ struct CompleteVerdict {
   };
   Kind kind = Kind::kStale;
   bool dlq_written = false;
-  bool acked = false;      // this was the last unresolved invocation: XACK + retention done
-  int stats_failures = 0;  // statistics increments that failed (never change the lifecycle)
+  bool acked = false;           // this was the last unresolved invocation: XACK + retention done
+  int stats_failures = 0;       // statistics increments that failed (never change the lifecycle)
+  bool journal_failed = false;  // the finished record could not be written (nothing else)
 };
 
 /// How writeDlq() landed.
@@ -123,21 +125,30 @@ class LifecycleStore {
   /// Records `candidate` as message `id`'s plan unless one is recorded (then kReplan unless they
   /// are equal), then claims, in plan order, the first due invocation whose `runnable` flag is
   /// set. Never claims while another token holds a live claim on any invocation of the message.
+  /// A new claim keeps `started` (when given: consumer and start time; app, handler and attempt
+  /// are the claim's) in the attempt journal in the same step, best effort (journal()).
   virtual Result<StartVerdict> start(std::string_view id, const Plan& candidate,
                                      const std::vector<bool>& runnable, std::string_view token,
-                                     const ClaimTimes& times) = 0;
+                                     const ClaimTimes& times,
+                                     const AttemptRecord* started = nullptr) = 0;
   /// Records the outcome of the attempt claimed with `token`. A failure of the last attempt
   /// with `dlq` given writes that entry (deliveries filled in by the store) in the same step.
   /// When no invocation is left unresolved, the message is acknowledged and retained too.
+  /// `finished`, when given, goes to the attempt journal in the same step whatever the verdict,
+  /// best effort (journal()).
   virtual Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
                                            std::string_view token, const AttemptResult& result,
-                                           const DlqEntry* dlq) = 0;
+                                           const DlqEntry* dlq,
+                                           const AttemptRecord* finished = nullptr) = 0;
   /// Gives back a claim whose handler never started (nothing charged); the invocation is due
   /// again after `retry_after`. An empty `field` releases whichever invocation `token` holds
-  /// (after start() failed, the caller cannot know which one it claimed).
+  /// (after start() failed, the caller cannot know which one it claimed). With `unjournal`, a
+  /// released claim's attempt record (the one start() kept) leaves the attempt journal in the
+  /// same step: no handler ran.
   virtual Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
                                          std::string_view token,
-                                         std::chrono::milliseconds retry_after) = 0;
+                                         std::chrono::milliseconds retry_after,
+                                         bool unjournal = false) = 0;
   /// Extends a running claim to at least `extend` from now and refreshes the message's PEL
   /// idle time for this consumer (a long handler keeps its message).
   virtual Result<RenewVerdict> renew(std::string_view id, std::string_view field,
@@ -155,7 +166,9 @@ class LifecycleStore {
   virtual Status clearMissing(std::string_view id) = 0;
   /// Keeps `record` in message `id`'s attempt journal (attempt_journal.h), replacing the record
   /// of the same attempt; not a transition: written whatever the state, expiring with the
-  /// retention after its last write.
+  /// retention after its last write. For the console only: start() and complete() write their
+  /// records the same way in their own step, and a record that cannot be written changes no
+  /// verdict there (only `journal_failed` says so).
   virtual Status journal(std::string_view id, const AttemptRecord& record) = 0;
   /// acknowledge() or writeDlq() of each request, verdicts in request order, each as atomic and
   /// idempotent as alone; a store that can sends them all in one round trip

@@ -67,12 +67,16 @@ Reply RedisLifecycleStore::eval(const redis::Script& script, const std::vector<s
 
 Result<StartVerdict> RedisLifecycleStore::start(std::string_view id, const Plan& candidate,
                                                 const std::vector<bool>& runnable,
-                                                std::string_view token, const ClaimTimes& times) {
+                                                std::string_view token, const ClaimTimes& times,
+                                                const AttemptRecord* started) {
+  const StreamKeys& keys = settings_.keys;
   std::string mask;
   for (bool flag : runnable) mask += flag ? '1' : '0';
-  auto reply = eval(scripts_.start, {settings_.keys.state(id), settings_.keys.due()},
-                    {encodePlan(candidate), mask, std::string(token), millis(times.grace),
-                     millis(times.lease), millis(times.margin), std::string(id)});
+  auto reply =
+      eval(scripts_.start, {keys.state(id), keys.due(), keys.attempts(id)},
+           {encodePlan(candidate), mask, std::string(token), millis(times.grace),
+            millis(times.lease), millis(times.margin), std::string(id),
+            started ? encodeAttempt(*started) : std::string(), millis(settings_.retention)});
   if (!reply.ok()) return reply.error().toRelay();
   return decodeStart(*reply);
 }
@@ -80,7 +84,8 @@ Result<StartVerdict> RedisLifecycleStore::start(std::string_view id, const Plan&
 Result<CompleteVerdict> RedisLifecycleStore::complete(std::string_view id, std::string_view field,
                                                       std::string_view token,
                                                       const AttemptResult& result,
-                                                      const DlqEntry* dlq) {
+                                                      const DlqEntry* dlq,
+                                                      const AttemptRecord* finished) {
   const StreamKeys& keys = settings_.keys;
   std::vector<std::string> args = {
       std::string(field),
@@ -92,24 +97,30 @@ Result<CompleteVerdict> RedisLifecycleStore::complete(std::string_view id, std::
       std::string(id),
       std::to_string(std::chrono::duration<double>(result.duration).count()),
       result.exit_reason,
-      result.output_tail};
+      result.output_tail,
+      finished ? attemptField(*finished) : std::string(),
+      finished ? encodeAttempt(*finished) : std::string()};
   if (dlq && !result.succeeded) {
     for (auto& [name, value] : dlq->fields()) {
       args.push_back(std::move(name));
       args.push_back(std::move(value));
     }
   }
-  auto reply = eval(scripts_.complete,
-                    {keys.state(id), keys.due(), keys.stream, keys.dlq(), keys.stats()}, args);
+  auto reply = eval(
+      scripts_.complete,
+      {keys.state(id), keys.due(), keys.stream, keys.dlq(), keys.stats(), keys.attempts(id)}, args);
   if (!reply.ok()) return reply.error().toRelay();
   return decodeComplete(*reply);
 }
 
 Result<ReleaseVerdict> RedisLifecycleStore::release(std::string_view id, std::string_view field,
                                                     std::string_view token,
-                                                    std::chrono::milliseconds retry_after) {
-  auto reply = eval(scripts_.release, {settings_.keys.state(id), settings_.keys.due()},
-                    {std::string(field), std::string(token), millis(retry_after), std::string(id)});
+                                                    std::chrono::milliseconds retry_after,
+                                                    bool unjournal) {
+  const StreamKeys& keys = settings_.keys;
+  auto reply = eval(scripts_.release, {keys.state(id), keys.due(), keys.attempts(id)},
+                    {std::string(field), std::string(token), millis(retry_after), std::string(id),
+                     unjournal ? "1" : "0"});
   if (!reply.ok()) return reply.error().toRelay();
   return decodeRelease(*reply);
 }

@@ -39,13 +39,15 @@ class RedisLifecycleStore final : public LifecycleStore {
 
   Result<StartVerdict> start(std::string_view id, const Plan& candidate,
                              const std::vector<bool>& runnable, std::string_view token,
-                             const ClaimTimes& times) override;
+                             const ClaimTimes& times,
+                             const AttemptRecord* started = nullptr) override;
   Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
                                    std::string_view token, const AttemptResult& result,
-                                   const DlqEntry* dlq) override;
+                                   const DlqEntry* dlq,
+                                   const AttemptRecord* finished = nullptr) override;
   Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
-                                 std::string_view token,
-                                 std::chrono::milliseconds retry_after) override;
+                                 std::string_view token, std::chrono::milliseconds retry_after,
+                                 bool unjournal = false) override;
   Result<RenewVerdict> renew(std::string_view id, std::string_view field, std::string_view token,
                              std::chrono::milliseconds extend) override;
   Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,

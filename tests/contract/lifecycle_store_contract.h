@@ -15,6 +15,7 @@
 //     std::optional<std::int64_t> dueAt(const std::string& id);
 //     std::int64_t nowMs();                           // the store's clock
 //     std::vector<invocation::AttemptRecord> attempts(const std::string& id);  // the journal
+//     void breakJournal(const std::string& id);  // later journal writes of `id` fail
 //   };
 #include <gtest/gtest.h>
 
@@ -78,6 +79,27 @@ inline AttemptResult success() {
   AttemptResult result;
   result.succeeded = true;
   return result;
+}
+
+/// What a worker gives start() for the journal: who claims, when (its own clock).
+inline AttemptRecord startedBy(const std::string& consumer, std::int64_t started_ms) {
+  AttemptRecord record;
+  record.consumer = consumer;
+  record.started_ms = started_ms;
+  return record;
+}
+
+/// The journal record of a finished attempt of shop/h.
+inline AttemptRecord finishedH(int attempt, std::string outcome, std::int64_t finished_ms) {
+  AttemptRecord record = startedBy("host-1", finished_ms - 2'000);
+  record.app = "shop";
+  record.handler = "h";
+  record.attempt = attempt;
+  record.finished_ms = finished_ms;
+  record.outcome = std::move(outcome);
+  record.reason = record.outcome == "failed" ? "exit 3" : "";
+  record.duration_ms = 2'000;
+  return record;
 }
 
 template <typename Backend>
@@ -429,6 +451,129 @@ TYPED_TEST_P(LifecycleStoreContract, JournalKeepsOneRecordPerAttemptTheEndReplac
   EXPECT_FALSE(this->backend_.field(id, "shop/bin/pay.sh").has_value());
 }
 
+// docs/pipeline.md "State in Redis": the claim keeps its attempt's journal record in the same
+// step (no journal call of its own), and only a new claim does.
+TYPED_TEST_P(LifecycleStoreContract, ClaimKeepsItsAttemptsJournalRecordInTheSameStep) {
+  const std::string id = this->backend_.deliver();
+  const AttemptRecord started = startedBy("host-1", 1'000);
+  auto claimed = this->store().start(id, this->two(), {false, true}, "t1", shortClaims(), &started);
+  ASSERT_TRUE(claimed.ok()) << claimed.error().message;
+  EXPECT_EQ(claimed->kind, StartVerdict::Kind::kRun);
+  EXPECT_FALSE(claimed->journal_failed);
+  std::vector<AttemptRecord> records = this->backend_.attempts(id);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].app, "shop");
+  EXPECT_EQ(records[0].handler, "b");  // the claimed invocation, not the first of the plan
+  EXPECT_EQ(records[0].attempt, 1);
+  EXPECT_EQ(records[0].consumer, "host-1");
+  EXPECT_EQ(records[0].started_ms, 1'000);
+  EXPECT_EQ(records[0].finished_ms, 0);  // running
+  EXPECT_EQ(records[0].outcome, "");
+  // No claim, no record: another worker finds the message busy.
+  const AttemptRecord other = startedBy("host-2", 2'000);
+  auto busy = this->store().start(id, this->two(), {true, true}, "t2", shortClaims(), &other);
+  ASSERT_TRUE(busy.ok());
+  EXPECT_EQ(busy->kind, StartVerdict::Kind::kBusy);
+  // A repeat after a lost reply returns the same claim and leaves its record as it was.
+  auto again = this->store().start(id, this->two(), {false, true}, "t1", shortClaims(), &other);
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->kind, StartVerdict::Kind::kRun);
+  records = this->backend_.attempts(id);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].consumer, "host-1");
+  // Without a record, a claim leaves the journal alone.
+  const std::string quiet = this->backend_.deliver();
+  EXPECT_EQ(this->start(quiet, this->one(), "u1").kind, StartVerdict::Kind::kRun);
+  EXPECT_TRUE(this->backend_.attempts(quiet).empty());
+}
+
+// The outcome's journal record lands with complete(), whatever its verdict (a record next to
+// the state, not a transition), replacing the record of the claim.
+TYPED_TEST_P(LifecycleStoreContract, OutcomeKeepsItsJournalRecordInTheSameStepWhateverTheVerdict) {
+  const std::string id = this->backend_.deliver();
+  const AttemptRecord started = startedBy("host-1", 1'000);
+  ASSERT_TRUE(this->store().start(id, this->one(), {true}, "t1", shortClaims(), &started).ok());
+  const AttemptRecord failed = finishedH(1, "failed", 3'000);
+  auto recorded = this->store().complete(id, "shop/h", "t1", failure(), nullptr, &failed);
+  ASSERT_TRUE(recorded.ok()) << recorded.error().message;
+  EXPECT_EQ(recorded->kind, CompleteVerdict::Kind::kFailed);
+  EXPECT_FALSE(recorded->journal_failed);
+  std::vector<AttemptRecord> records = this->backend_.attempts(id);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].attempt, 1);
+  EXPECT_EQ(records[0].outcome, "failed");
+  EXPECT_EQ(records[0].reason, "exit 3");
+  EXPECT_EQ(records[0].finished_ms, 3'000);
+  EXPECT_EQ(records[0].duration_ms, 2'000);
+  // A stale outcome (the claim was taken over) changes no state but is journaled like before.
+  const AttemptRecord stale = finishedH(2, "succeeded", 9'000);
+  auto refused = this->store().complete(id, "shop/h", "nobody", success(), nullptr, &stale);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->kind, CompleteVerdict::Kind::kStale);
+  EXPECT_EQ(this->marker(id, "shop/h")->state, Marker::State::kFailed);
+  records = this->backend_.attempts(id);
+  ASSERT_EQ(records.size(), 2u);
+  EXPECT_EQ(records[1].attempt, 2);
+  EXPECT_EQ(records[1].outcome, "succeeded");
+}
+
+// A released claim whose handler never started leaves no attempt behind in the journal; one
+// released without `unjournal` (a handler killed by an immediate stop) keeps its record.
+TYPED_TEST_P(LifecycleStoreContract, ReleaseOfAnUnstartedClaimTakesItsJournalRecordAlong) {
+  const std::string id = this->backend_.deliver();
+  const AttemptRecord started = startedBy("host-1", 1'000);
+  ASSERT_TRUE(this->store().start(id, this->one(), {true}, "t1", shortClaims(), &started).ok());
+  ASSERT_EQ(this->backend_.attempts(id).size(), 1u);
+  auto released = this->store().release(id, "shop/h", "t1", milliseconds(100), true);
+  ASSERT_TRUE(released.ok());
+  EXPECT_EQ(*released, ReleaseVerdict::kReleased);
+  EXPECT_TRUE(this->backend_.attempts(id).empty());
+  // The claim of a lost start() reply, released by token alone.
+  const std::string lost = this->backend_.deliver();
+  ASSERT_TRUE(
+      this->store().start(lost, this->two(), {false, true}, "u1", shortClaims(), &started).ok());
+  EXPECT_EQ(*this->store().release(lost, "", "u1", milliseconds(100), true),
+            ReleaseVerdict::kReleased);
+  EXPECT_TRUE(this->backend_.attempts(lost).empty());
+  const std::string killed = this->backend_.deliver();
+  ASSERT_TRUE(this->store().start(killed, this->one(), {true}, "v1", shortClaims(), &started).ok());
+  EXPECT_EQ(*this->store().release(killed, "shop/h", "v1", milliseconds(100)),
+            ReleaseVerdict::kReleased);
+  EXPECT_EQ(this->backend_.attempts(killed).size(), 1u);
+}
+
+// The journal is for the console: a record that cannot be written changes no verdict and no
+// state; the verdict only says so.
+TYPED_TEST_P(LifecycleStoreContract, JournalThatCannotBeWrittenChangesNoVerdict) {
+  const std::string id = this->backend_.deliver();
+  this->backend_.breakJournal(id);
+  const AttemptRecord started = startedBy("host-1", 1'000);
+  auto claimed = this->store().start(id, this->one(1), {true}, "t1", shortClaims(), &started);
+  ASSERT_TRUE(claimed.ok()) << claimed.error().message;
+  EXPECT_EQ(claimed->kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(claimed->attempt, 1);
+  EXPECT_TRUE(claimed->journal_failed);
+  EXPECT_EQ(this->marker(id, "shop/h")->state, Marker::State::kRunning);
+  const AttemptRecord finished = finishedH(1, "failed", 3'000);
+  const DlqEntry entry = dlqFor(id, "shop", "h", 1);
+  auto recorded = this->store().complete(id, "shop/h", "t1", failure(), &entry, &finished);
+  ASSERT_TRUE(recorded.ok()) << recorded.error().message;
+  EXPECT_EQ(recorded->kind, CompleteVerdict::Kind::kExhausted);
+  EXPECT_TRUE(recorded->dlq_written);
+  EXPECT_TRUE(recorded->acked);
+  EXPECT_TRUE(recorded->journal_failed);
+  EXPECT_FALSE(this->backend_.pending(id));
+  EXPECT_EQ(this->backend_.dlq().size(), 1u);
+  EXPECT_FALSE(this->store().journal(id, finished).ok());  // alone, the write reports its error
+  // The same for a release.
+  const std::string other = this->backend_.deliver();
+  this->backend_.breakJournal(other);
+  ASSERT_TRUE(this->store().start(other, this->one(), {true}, "u1", shortClaims(), &started).ok());
+  EXPECT_EQ(*this->store().release(other, "shop/h", "u1", milliseconds(100), true),
+            ReleaseVerdict::kReleased);
+  EXPECT_EQ(this->marker(other, "shop/h")->attempt, 0);
+}
+
 TYPED_TEST_P(LifecycleStoreContract, ObsoleteOccurrenceLeavesWithItsStateRetainedUnlessRunning) {
   const std::string id = this->backend_.deliver();
   Plan occurrence = this->one();
@@ -571,6 +716,9 @@ REGISTER_TYPED_TEST_SUITE_P(
     UnrunnableVerdictDefersToARecordedPlan, UnplannedAckLeavesNoState,
     ClearedMissingPayloadIsRetainedAndThenInert, RenewalKeepsALiveClaimPastItsFirstDeadline,
     FailingInvocationDoesNotStopTheNextOne, JournalKeepsOneRecordPerAttemptTheEndReplacingTheStart,
+    ClaimKeepsItsAttemptsJournalRecordInTheSameStep,
+    OutcomeKeepsItsJournalRecordInTheSameStepWhateverTheVerdict,
+    ReleaseOfAnUnstartedClaimTakesItsJournalRecordAlong, JournalThatCannotBeWrittenChangesNoVerdict,
     ObsoleteOccurrenceLeavesWithItsStateRetainedUnlessRunning,
     SettleOfAReadActsAsEachVerbAloneAndNeverAcksAnOwedPlan,
     SettleOfManyAcknowledgementsGivesEachItsOwnVerdictInOrder);

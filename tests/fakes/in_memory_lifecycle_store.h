@@ -91,26 +91,33 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     state_[id][name] = value;
   }
 
-  Result<invocation::StartVerdict> start(std::string_view id, const invocation::Plan& candidate,
-                                         const std::vector<bool>& runnable, std::string_view token,
-                                         const invocation::ClaimTimes& times) override {
+  Result<invocation::StartVerdict> start(
+      std::string_view id, const invocation::Plan& candidate, const std::vector<bool>& runnable,
+      std::string_view token, const invocation::ClaimTimes& times,
+      const invocation::AttemptRecord* started = nullptr) override {
     std::lock_guard lock(mutex_);
-    return maybeLose("start",
-                     startLocked(std::string(id), candidate, runnable, std::string(token), times));
+    auto verdict =
+        startLocked(std::string(id), candidate, runnable, std::string(token), times, started);
+    return maybeLose("start", std::move(verdict));
   }
 
-  Result<invocation::CompleteVerdict> complete(std::string_view id, std::string_view field,
-                                               std::string_view token,
-                                               const invocation::AttemptResult& result,
-                                               const invocation::DlqEntry* dlq) override {
+  Result<invocation::CompleteVerdict> complete(
+      std::string_view id, std::string_view field, std::string_view token,
+      const invocation::AttemptResult& result, const invocation::DlqEntry* dlq,
+      const invocation::AttemptRecord* finished = nullptr) override {
     std::lock_guard lock(mutex_);
-    return maybeLose("complete", completeLocked(std::string(id), std::string(field),
-                                                std::string(token), result, dlq));
+    // The finished record first, whatever the verdict.
+    const bool unjournaled = finished && !journalLocked(std::string(id), *finished);
+    auto verdict =
+        completeLocked(std::string(id), std::string(field), std::string(token), result, dlq);
+    if (verdict.ok()) verdict->journal_failed = unjournaled;
+    return maybeLose("complete", std::move(verdict));
   }
 
   Result<invocation::ReleaseVerdict> release(std::string_view id, std::string_view field,
                                              std::string_view token,
-                                             std::chrono::milliseconds retry_after) override {
+                                             std::chrono::milliseconds retry_after,
+                                             bool unjournal = false) override {
     std::lock_guard lock(mutex_);
     const std::string key(id);
     if (isRetained(key)) return invocation::ReleaseVerdict::kRetained;
@@ -129,6 +136,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     back.token = "-";
     state_[key][name] = back.format();
     reindex(key);
+    if (unjournal) journals_[key].erase(name + "#" + std::to_string(held->attempt));
     return maybeLose("release", invocation::ReleaseVerdict::kReleased);
   }
 
@@ -190,9 +198,15 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
 
   Status journal(std::string_view id, const invocation::AttemptRecord& record) override {
     std::lock_guard lock(mutex_);
-    journals_[std::string(id)][invocation::attemptField(record)] =
-        invocation::encodeAttempt(record);
+    if (!journalLocked(std::string(id), record)) {
+      return Error::io("in-memory store: attempt journal of " + std::string(id) + " broken");
+    }
     return {};
+  }
+  /// Makes every later journal write of `id` fail, as a key of another type would in Redis.
+  void breakJournal(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    broken_journals_.insert(id);
   }
   /// The attempt journal of `id`, as the console reads it.
   std::vector<invocation::AttemptRecord> attempts(const std::string& id) const {
@@ -239,6 +253,13 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
       return Error::io("in-memory store: reply to " + verb + " lost");
     }
     return value;
+  }
+
+  /// Keeps `record` in `key`'s journal; false when that journal is broken.
+  bool journalLocked(const std::string& key, const invocation::AttemptRecord& record) {
+    if (broken_journals_.count(key)) return false;
+    journals_[key][invocation::attemptField(record)] = invocation::encodeAttempt(record);
+    return true;
   }
 
   bool isRetained(const std::string& key) const {
@@ -325,7 +346,8 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
                                                const invocation::Plan& candidate,
                                                const std::vector<bool>& runnable,
                                                const std::string& token,
-                                               const invocation::ClaimTimes& times) {
+                                               const invocation::ClaimTimes& times,
+                                               const invocation::AttemptRecord* started) {
     using Kind = invocation::StartVerdict::Kind;
     invocation::StartVerdict verdict;
     if (isRetained(key)) return startVerdict(Kind::kRetained);
@@ -379,7 +401,15 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
           running.deadline_ms = now + hold.count();
           state_[key][planned.field()] = running.format();
           reindex(key);
-          return startVerdict(Kind::kRun, i, *attempt);
+          verdict = startVerdict(Kind::kRun, i, *attempt);
+          if (started) {
+            invocation::AttemptRecord record = *started;
+            record.app = planned.app;
+            record.handler = planned.handler;
+            record.attempt = *attempt;
+            verdict.journal_failed = !journalLocked(key, record);
+          }
+          return verdict;
         }
         pending_any = true;
       }
@@ -480,6 +510,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
   std::vector<DlqFields> dlq_;
   std::set<std::string> lose_;
   std::set<std::string> renewed_;
+  std::set<std::string> broken_journals_;
 };
 
 }  // namespace relay::testing

@@ -84,6 +84,10 @@ class RedisBackend {
     }
     return parseAttempts(pairs);
   }
+  // A key of another type where the journal goes: every write to it fails (WRONGTYPE).
+  void breakJournal(const std::string& id) {
+    (void)redis_->command({"SET", keys_.attempts(id), "not a hash"});
+  }
 
  private:
   SystemClock clock_;

@@ -25,21 +25,21 @@ class CountingStore final : public LifecycleStore {
   explicit CountingStore(LifecycleStore& inner) : inner_(inner) {}
   Result<StartVerdict> start(std::string_view id, const Plan& candidate,
                              const std::vector<bool>& runnable, std::string_view token,
-                             const ClaimTimes& times) override {
+                             const ClaimTimes& times, const AttemptRecord* started) override {
     ++calls;
-    return inner_.start(id, candidate, runnable, token, times);
+    return inner_.start(id, candidate, runnable, token, times, started);
   }
   Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
                                    std::string_view token, const AttemptResult& result,
-                                   const DlqEntry* dlq) override {
+                                   const DlqEntry* dlq, const AttemptRecord* finished) override {
     ++calls;
-    return inner_.complete(id, field, token, result, dlq);
+    return inner_.complete(id, field, token, result, dlq, finished);
   }
   Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
-                                 std::string_view token,
-                                 std::chrono::milliseconds retry_after) override {
+                                 std::string_view token, std::chrono::milliseconds retry_after,
+                                 bool unjournal) override {
     ++calls;
-    return inner_.release(id, field, token, retry_after);
+    return inner_.release(id, field, token, retry_after, unjournal);
   }
   Result<RenewVerdict> renew(std::string_view id, std::string_view field, std::string_view token,
                              std::chrono::milliseconds extend) override {
@@ -165,6 +165,36 @@ TEST_F(LifecycleSettle, AMessageWithAnUnresolvedRecordedPlanIsNeverAcknowledgedA
   EXPECT_EQ(ids(rest), (std::vector<std::string>{m.id}));
   EXPECT_TRUE(inner_.pending(m.id));
   EXPECT_EQ(metrics_.value("relay_events_total", {{"outcome", "unmatched"}}), 0);
+}
+
+// docs/pipeline.md "One message": a matched message with one handler that succeeds costs two
+// store calls, start (plan + claim + the attempt's journal record) and complete (outcome +
+// journal record + XACK), and its attempt is journaled from claim to outcome all the same.
+TEST_F(LifecycleSettle, AMatchedMessageCostsTwoStoreCallsAndItsAttemptIsJournaled) {
+  const Message m = message("match");
+  EXPECT_EQ(lifecycle_.process(store_, m, stopping_), Delivery::kAcked);
+  EXPECT_EQ(store_.calls, 2);
+  EXPECT_FALSE(inner_.pending(m.id));
+  const std::vector<AttemptRecord> records = inner_.attempts(m.id);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].app, "shop");
+  EXPECT_EQ(records[0].handler, "h");
+  EXPECT_EQ(records[0].attempt, 1);
+  EXPECT_EQ(records[0].consumer, "w1");
+  EXPECT_EQ(records[0].outcome, "succeeded");
+  EXPECT_GT(records[0].finished_ms, 0);
+  EXPECT_EQ(metrics_.value("relay_redis_errors_total", {{"op", "journal"}}), 0);
+}
+
+// A journal that cannot be written is counted and changes nothing else.
+TEST_F(LifecycleSettle, AJournalThatCannotBeWrittenIsCountedAndTheMessageStillAcknowledged) {
+  const Message m = message("match");
+  inner_.breakJournal(m.id);
+  EXPECT_EQ(lifecycle_.process(store_, m, stopping_), Delivery::kAcked);
+  EXPECT_FALSE(inner_.pending(m.id));
+  EXPECT_EQ(runtime_.runsOf("shop/h"), 1);
+  // The started record and the finished one.
+  EXPECT_EQ(metrics_.value("relay_redis_errors_total", {{"op", "journal"}}), 2);
 }
 
 }  // namespace

@@ -31,6 +31,7 @@ class InMemoryBackend {
   std::optional<std::int64_t> dueAt(const std::string& id) { return store_.dueAt(id); }
   std::int64_t nowMs() { return store_.nowMs(); }
   std::vector<AttemptRecord> attempts(const std::string& id) { return store_.attempts(id); }
+  void breakJournal(const std::string& id) { store_.breakJournal(id); }
 
  private:
   relay::testing::FakeClock clock_;

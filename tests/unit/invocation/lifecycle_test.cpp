@@ -179,8 +179,17 @@ TEST_F(LifecycleTest, HandlerTheRuntimeCouldNotStartIsNeverCharged) {
   }
   EXPECT_EQ(marker(m, "h")->attempt, 0);
   EXPECT_TRUE(store_.dlq().empty());
+  // The journal says why (docs/pipeline.md "State in Redis"): attempt 1, not run.
+  std::vector<AttemptRecord> records = store_.attempts(m.id);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].attempt, 1);
+  EXPECT_EQ(records[0].outcome, "not_run");
+  EXPECT_NE(records[0].reason.find("unavailable"), std::string::npos);
   runtime_.setUnavailable("shop/h", false);
   EXPECT_EQ(process(m), Delivery::kAcked);
+  records = store_.attempts(m.id);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].outcome, "succeeded");
 }
 
 // Issue 13 item 4: a long handler keeps its claim; order is kept across replicas.
@@ -200,6 +209,12 @@ TEST_F(LifecycleTest, LongHandlerKeepsItsClaimAndNoReplicaSkipsToTheNextHandler)
   }
   EXPECT_EQ(runtime_.runsOf("shop/a"), 1);
   EXPECT_EQ(runtime_.runsOf("shop/b"), 0);  // never skipped ahead of the busy invocation
+  // While it runs, the journal shows who runs it (the record its claim kept).
+  const std::vector<AttemptRecord> running = store_.attempts(m.id);
+  ASSERT_EQ(running.size(), 1u);
+  EXPECT_EQ(running[0].handler, "a");
+  EXPECT_EQ(running[0].consumer, "w1");
+  EXPECT_EQ(running[0].finished_ms, 0);
   runtime_.unblock("shop/a");
   first.join();
   const auto runs = runtime_.runs();
@@ -321,6 +336,8 @@ TEST_F(LifecycleTest, StopBetweenClaimAndStartReleasesTheClaimUncharged) {
   ASSERT_TRUE(marker(m, "h"));
   EXPECT_EQ(marker(m, "h")->state, Marker::State::kFailed);
   EXPECT_EQ(marker(m, "h")->attempt, 0);
+  // The record the claim kept went with it: no handler ran, no attempt to show.
+  EXPECT_TRUE(store_.attempts(m.id).empty());
 }
 
 TEST_F(LifecycleTest, NoConcurrencySlotReleasesTheClaimUncharged) {
@@ -334,6 +351,7 @@ TEST_F(LifecycleTest, NoConcurrencySlotReleasesTheClaimUncharged) {
   const Message m = message();
   EXPECT_EQ(narrow.process(store_, m, stopping_), Delivery::kPending);
   EXPECT_EQ(marker(m, "h")->attempt, 0);
+  EXPECT_TRUE(store_.attempts(m.id).empty());
   held.reset();
   store_clock_.advance(seconds(10));  // the released claim is due again
   EXPECT_EQ(narrow.process(store_, m, stopping_), Delivery::kAcked);
