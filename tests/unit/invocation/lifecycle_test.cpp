@@ -132,7 +132,8 @@ TEST_F(LifecycleTest, LostReplyToTheClaimChargesNothingAndTheInvocationRunsLater
   EXPECT_EQ(process(m), Delivery::kPending);
   EXPECT_EQ(runtime_.runsOf("shop/h"), 0);
   ASSERT_TRUE(marker(m, "h"));
-  EXPECT_EQ(marker(m, "h")->attempt, 0);  // released, not charged
+  EXPECT_EQ(marker(m, "h")->attempt, 0);       // released, not charged
+  EXPECT_TRUE(store_.attempts(m.id).empty());  // and the record its claim kept went with it
   for (int i = 0; i < 3; ++i) {
     pass(minutes(2));  // far past any claim
     process(m);
@@ -155,6 +156,10 @@ TEST_F(LifecycleTest, LostReplyToTheOutcomeIsRepeatedWithItsTokenAndNothingIsCha
   EXPECT_EQ(runtime_.runsOf("shop/h"), 1);
   EXPECT_EQ(marker(m, "h")->state, Marker::State::kSucceeded);
   EXPECT_TRUE(store_.dlq().empty());
+  // The repeat carries the outcome's journal record too: one record, the outcome's.
+  const std::vector<AttemptRecord> records = store_.attempts(m.id);
+  ASSERT_EQ(records.size(), 1u);
+  EXPECT_EQ(records[0].outcome, "succeeded");
 }
 
 TEST_F(LifecycleTest, LostReplyToTheLastFailureWritesOneDlqEntry) {
