@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -58,10 +59,30 @@ void printRedis(const char* what, const DrainResult& result) {
   std::printf("\n");
 }
 
-void printLatency(const char* runtime, double bare_p50, const LatencyResult& relay) {
+// The bare start's p50, measured twice: back to back (each start right after the previous one
+// ended: warm caches, busy cores) and paced like case (c)'s events (one every 20 ms: each start
+// finds the machine idle, as a Relay start at 50/s does). Case (c) compares like with like, the
+// paced one; the back-to-back one is printed beside it.
+struct BareStart {
+  double back_to_back = -1;
+  double paced = -1;
+  void keepFaster(const BareStart& other) {
+    const auto faster = [](double a, double b) { return a < 0 || (b > 0 && b < a) ? b : a; };
+    back_to_back = faster(back_to_back, other.back_to_back);
+    paced = faster(paced, other.paced);
+  }
+};
+
+BareStart bareStart(const BareCommand& command, int rounds) {
+  return {percentile(bareStartLatencies(command, rounds), 50),
+          percentile(bareStartLatencies(command, rounds, std::chrono::milliseconds(20)), 50)};
+}
+
+void printLatency(const char* runtime, const BareStart& bare, const LatencyResult& relay) {
   const double p50 = percentile(relay.samples, 50);
-  std::printf("  %-10s %10.2f %10.2f %10.2f %9.2fx %10s", runtime, bare_p50, p50,
-              percentile(relay.samples, 99), p50 / bare_p50, "<= 2x");
+  std::printf("  %-10s %10.2f %10.2f %10.2f %10.2f %9.2fx %9.2fx %6s", runtime, bare.back_to_back,
+              bare.paced, p50, percentile(relay.samples, 99), p50 / bare.paced,
+              p50 / bare.back_to_back, "<= 2x");
   if (relay.missing > 0) std::printf("  (%ld stamps missing)", relay.missing);
   std::printf("\n");
 }
@@ -158,8 +179,9 @@ int main(int argc, char** argv) {
   if (wants('c')) {
     std::printf("(c) XADD -> handler start at 50 events/s, %d events per runtime (ms)\n",
                 latency_events);
-    std::printf("  %-10s %10s %10s %10s %10s %10s\n", "runtime", "bare p50", "p50", "p99",
-                "p50/bare", "goal");
+    // Bare starts: back to back, and paced one every 20 ms like the events (see BareStart).
+    std::printf("  %-10s %10s %10s %10s %10s %10s %10s %6s\n", "runtime", "bare b2b", "bare 50/s",
+                "p50", "p99", "/bare50/s", "/bare b2b", "goal");
     struct Case {
       const char* runtime;
       const BareCommand* bare;
@@ -176,17 +198,15 @@ int main(int argc, char** argv) {
       }
       BareCommand loud = *c.bare;
       loud.env = {"PATH=/usr/local/bin:/usr/bin:/bin", "RELAY_MESSAGE_ID=bare"};
-      // The bare start is the best of two rounds, before and after the case.
       const int rounds = std::string(c.runtime) == "docker" ? 10 : 50;
-      double bare_p50 = percentile(bareStartLatencies(loud, rounds), 50);
+      BareStart start = bareStart(loud, rounds);
       const LatencyResult relay = workerLatency(context, c.runtime, 50, c.events);
       if (!relay.error.empty()) {
         failed(c.runtime, relay.error);
         continue;
       }
-      const double after = percentile(bareStartLatencies(loud, rounds), 50);
-      if (after > 0 && (bare_p50 < 0 || after < bare_p50)) bare_p50 = after;
-      printLatency(c.runtime, bare_p50, relay);
+      start.keepFaster(bareStart(loud, rounds));
+      printLatency(c.runtime, start, relay);
       if (std::string(c.runtime) != "docker") continue;
       // One container per invocation: the daemon's own rate of `docker run`s bounds every
       // one-shot design. Measured in the same run, 16 at a time; when 50/s is above it, the
@@ -202,7 +222,7 @@ int main(int argc, char** argv) {
         failed(c.runtime, slower.error);
         continue;
       }
-      printLatency(("docker@" + std::to_string(sustainable) + "/s").c_str(), bare_p50, slower);
+      printLatency(("docker@" + std::to_string(sustainable) + "/s").c_str(), start, slower);
     }
   }
   if (wants('d')) {

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace relay::bench {
@@ -85,7 +86,8 @@ double bareSpawnRate(const BareCommand& command, int concurrency, int count) {
   return count / std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-std::vector<double> bareStartLatencies(const BareCommand& command, int count) {
+std::vector<double> bareStartLatencies(const BareCommand& command, int count,
+                                       std::chrono::microseconds pace) {
   // Measured in a helper process that drops privileges like the spawners above and sends the
   // samples back over a pipe.
   int results[2];
@@ -94,7 +96,10 @@ std::vector<double> bareStartLatencies(const BareCommand& command, int count) {
   if (helper == 0) {
     ::close(results[0]);
     if (!dropPrivileges(command)) ::_exit(1);
+    auto next = std::chrono::steady_clock::now();
     for (int i = 0; i < count; ++i) {
+      std::this_thread::sleep_until(next);
+      next += pace;
       int pipe[2];
       if (::pipe2(pipe, O_CLOEXEC) != 0) ::_exit(1);
       const long long before = realtimeNs();

@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <optional>
 #include <string>
 #include <vector>
@@ -25,6 +26,7 @@ double bareSpawnRate(const BareCommand& command, int concurrency, int count);
 /// Starts `command` `count` times one after the other; each prints a `relay-stamp` line whose
 /// time, minus the time just before the fork, is one sample. Returns the samples in
 /// milliseconds (empty when one failed).
-std::vector<double> bareStartLatencies(const BareCommand& command, int count);
+std::vector<double> bareStartLatencies(const BareCommand& command, int count,
+                                       std::chrono::microseconds pace = {});
 
 }  // namespace relay::bench
