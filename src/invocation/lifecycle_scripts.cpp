@@ -2,124 +2,10 @@
 
 #include <string>
 
+#include "invocation/lifecycle_lua_library.h"
+
 namespace relay::invocation {
 namespace {
-
-// Shared by every script: the marker and plan codecs (mirrored in marker.cpp and plan.cpp),
-// the time, the due index and the ACK with retention.
-constexpr const char* kPrologue = R"LUA(
-local function split(text)
-  local parts = {}
-  for part in string.gmatch(text, '[^:]+') do parts[#parts + 1] = part end
-  return parts
-end
-local function now_ms()
-  local t = redis.call('TIME')
-  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-end
-local function retained(key)
-  return redis.call('HEXISTS', key, 'relay:retained') == 1
-end
-local function parse_plan(text)
-  local plan = {}
-  for line in string.gmatch(text, '[^\n]+') do
-    local trigger, max, timeout, field = string.match(line, '^(%a) (%d+) (%d+) (.+)$')
-    if field then
-      plan[#plan + 1] = {field = field, max = tonumber(max), timeout = tonumber(timeout),
-                         trigger = trigger}
-    end
-  end
-  return plan
-end
-local function marker(key, field)
-  local text = redis.call('HGET', key, field)
-  if not text then return nil end
-  local p = split(text)
-  local m = {state = p[1], attempt = tonumber(p[2]) or 0, token = '-'}
-  if m.state == 'running' and p[4] then
-    m.token, m.deadline = p[3], tonumber(p[4]) or 0
-  elseif m.state == 'failed' and p[3] then
-    m.next, m.token = tonumber(p[3]) or 0, p[4] or '-'
-  elseif m.state == 'succeeded' then
-    m.token = p[3] or '-'
-  elseif m.state == 'exhausted' and p[3] then
-    m.token, m.dlq = p[3], p[4] == 'dlq'
-  else
-    m = {state = 'corrupt', text = text}
-  end
-  return m
-end
-local function terminal(m)
-  return m ~= nil and (m.state == 'succeeded' or (m.state == 'exhausted' and m.dlq))
-end
-local function planned(key)
-  local text = redis.call('HGET', key, 'relay:plan')
-  if not text then return nil end
-  return parse_plan(text)
-end
-local function resolved(key)
-  local plan = planned(key)
-  if not plan then return true end
-  for _, e in ipairs(plan) do
-    if not terminal(marker(key, e.field)) then return false end
-  end
-  return true
-end
--- The due index holds each message at the earliest next_attempt_at of its failed invocations.
-local function reindex(key, due, id)
-  local earliest = nil
-  for _, e in ipairs(planned(key) or {}) do
-    local m = marker(key, e.field)
-    if m and m.state == 'failed' and (earliest == nil or m.next < earliest) then
-      earliest = m.next
-    end
-  end
-  if earliest then redis.call('ZADD', due, earliest, id) else redis.call('ZREM', due, id) end
-end
--- A message's state switched to retention (kept for `ttl` ms, or for ever with 0).
-local function retain(key, ttl)
-  redis.call('HSET', key, 'relay:retained', '1')
-  if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
-end
--- The message leaves the PEL and its state is switched to retention in the same step.
-local function ack_and_retain(stream, key, due, group, id, ttl)
-  redis.call('XACK', stream, group, id)
-  redis.call('ZREM', due, id)
-  if redis.call('EXISTS', key) == 1 then retain(key, ttl) end
-end
--- Statistics never change a message's lifecycle: a failed increment is only counted.
-local stats_failures = 0
-local function stat(stats, field, counter, by)
-  local command = counter == 'duration_seconds' and 'HINCRBYFLOAT' or 'HINCRBY'
-  local done = redis.pcall(command, stats, field .. ':' .. counter, by)
-  if type(done) == 'table' and done.err then stats_failures = stats_failures + 1 end
-end
-local function xadd_dlq(dlq, stream, group, id, first)
-  local entry = {}
-  for i = first, #ARGV, 2 do
-    local value = ARGV[i + 1]
-    if ARGV[i] == 'deliveries' then
-      local p = redis.call('XPENDING', stream, group, id, id, 1)
-      value = p[1] and tostring(p[1][4]) or '0'
-    end
-    entry[#entry + 1] = ARGV[i]
-    entry[#entry + 1] = value
-  end
-  -- A DLQ that cannot be written (say a key of another type in its place) changes nothing
-  -- here: the invocation stays owed and is re-reported on redelivery.
-  local added = redis.pcall('XADD', dlq, '*', unpack(entry))
-  return type(added) ~= 'table' or added.err == nil
-end
--- The attempt journal is a record next to the state, not a transition, and only for the
--- console: written whatever the state, expiring `ttl` ms after its last write (0: never), and a
--- write that fails (say a key of another type in its place) changes nothing else: 1 says so.
-local function journal(key, field, record, ttl)
-  local done = redis.pcall('HSET', key, field, record)
-  if type(done) == 'table' and done.err then return 1 end
-  if ttl > 0 then redis.pcall('PEXPIRE', key, ttl) end
-  return 0
-end
-)LUA";
 
 constexpr const char* kStart = R"LUA(
 local key, due, attempts = KEYS[1], KEYS[2], KEYS[3]
@@ -400,7 +286,9 @@ end
 return 'OK'
 )LUA";
 
-redis::Script script(const char* body) { return redis::Script(std::string(kPrologue) + body); }
+redis::Script script(const char* body) {
+  return redis::Script(std::string(kLifecycleLuaLibrary) + body);
+}
 
 }  // namespace
 
