@@ -148,6 +148,8 @@ Status Connection::appendCommand(std::span<const std::string_view> args) {
   return link_->append(argv);
 }
 
+Status Connection::flush() { return link_->flush(); }
+
 Result<Reply> Connection::getReply() { return checked(link_->getReply()); }
 
 size_t Connection::pendingReplies() const { return link_->pending(); }

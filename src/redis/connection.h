@@ -69,6 +69,9 @@ class Connection {
   Status appendCommand(std::initializer_list<std::string_view> args);
   Status appendCommand(const std::vector<std::string>& args);
   Status appendCommand(std::span<const std::string_view> args);
+  /// Sends the appended commands now without reading their replies, so the server works on
+  /// them while the caller does something else; getReply() reads them later.
+  Status flush();
   /// The reply to the oldest appended command; error replies as kReply, like command().
   Result<Reply> getReply();
   /// Number of appended commands whose reply has not been read yet.

@@ -191,6 +191,15 @@ Status Link::append(Argv& argv) {
   return {};
 }
 
+Status Link::flush() {
+  if (auto status = usable(); !status) return status.error();
+  int done = 0;
+  while (done == 0) {
+    if (redictBufferWrite(context_.get(), &done) != REDICT_OK) return fail(errno);
+  }
+  return {};
+}
+
 Result<Reply> Link::getReply() {
   if (auto status = usable(); !status) return status.error();
   if (pending_ == 0) return misuse("getReply() without an appended command");

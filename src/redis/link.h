@@ -57,6 +57,8 @@ class Link {
   Result<Reply> send(Argv& argv);
   /// Buffers a command; getReply() flushes and reads the replies in order.
   Status append(Argv& argv);
+  /// Writes the buffered commands now, without reading their replies.
+  Status flush();
   Result<Reply> getReply();
   size_t pending() const { return pending_; }
   Status setCommandTimeout(std::chrono::milliseconds timeout);

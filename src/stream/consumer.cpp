@@ -1,6 +1,7 @@
 #include "stream/consumer.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "invocation/keys.h"
 #include "redis/errors.h"
@@ -26,32 +27,14 @@ Consumer::Consumer(ConsumerSettings settings, redis::Endpoint endpoint,
       clock_(clock),
       due_(invocation::StreamKeys{settings_.stream, settings_.group}, settings_.consumer,
            settings_.due),
-      capacity_(std::max({1, settings_.max_unfinished, settings_.workers})) {}
+      capacity_(std::max({1, settings_.max_unfinished, settings_.workers})),
+      reader_({settings_.stream, settings_.group, settings_.consumer, settings_.block}, metrics_,
+              redis_health_) {}
 
 Consumer::~Consumer() { stop(); }
 
 redis::Result<void> Consumer::ensureGroup(redis::Connection& redis) {
-  auto created =
-      redis.command({"XGROUP", "CREATE", settings_.stream, settings_.group, "0", "MKSTREAM"});
-  if (!created.ok() && !redis::isReplyError(created.error(), "BUSYGROUP")) {
-    return created.error();
-  }
-  return {};
-}
-
-redis::Result<std::vector<StreamEntry>> Consumer::read(redis::Connection& redis, int count) {
-  auto reply = redis.command(
-      {"XREADGROUP", "GROUP", settings_.group, settings_.consumer, "COUNT", std::to_string(count),
-       "BLOCK", std::to_string(settings_.block.count()), "STREAMS", settings_.stream, ">"});
-  if (!reply.ok()) {
-    metrics_.countRedisError("xreadgroup");
-    redis_health_.failed(reply.error());
-    // The group vanished (XGROUP DESTROY, FLUSHALL): create it again.
-    if (redis::isReplyError(reply.error(), "NOGROUP")) (void)ensureGroup(redis);
-    return reply.error();
-  }
-  redis_health_.healthy();
-  return parseReadGroup(reply->view());
+  return reader_.ensureGroup(redis);
 }
 
 void Consumer::process(invocation::LifecycleStore& store, const StreamEntry& entry) {
@@ -75,7 +58,7 @@ invocation::LifecycleStore& Consumer::syncStore() {
 }
 
 redis::Result<int> Consumer::readOnce(redis::Connection& redis) {
-  auto entries = read(redis, settings_.read_count);
+  auto entries = reader_.read(redis, settings_.read_count);
   if (!entries.ok()) return entries.error();
   const int count = static_cast<int>(entries->size());
   for (const StreamEntry& entry : lifecycle_.settleRead(syncStore(), std::move(entries).value())) {
@@ -201,6 +184,11 @@ void Consumer::enqueue(std::vector<StreamEntry> entries) {
   for (std::size_t i = 0; i < added; ++i) queued_.notify_one();
 }
 
+int Consumer::roomBeside(int reading) const {
+  std::lock_guard lock(mutex_);
+  return capacity_ - static_cast<int>(unfinished_.size()) - reading;
+}
+
 int Consumer::waitForRoom(int wanted, milliseconds patience) {
   std::unique_lock lock(mutex_);
   const auto room = [&] { return capacity_ - static_cast<int>(unfinished_.size()); };
@@ -216,11 +204,12 @@ void Consumer::readerLoop() {
   std::unique_ptr<invocation::LifecycleStore> store = stores_();
   milliseconds backoff = settings_.reconnect_min;
   bool group_ready = false;
-  // Whether the last read was full: more is waiting in the stream.
-  bool backlog = false;
+  bool backlog = false;  // the last read was full: more is waiting in the stream
+  int ahead = 0;         // COUNT of the read sent ahead on `redis`, 0: none
   const int gather_room =
       std::clamp(settings_.gather_room, 1, std::max(1, std::min(settings_.read_count, capacity_)));
   while (!stopping_) {
+    if (redis && !redis->ok()) ahead = 0;  // lost with its connection
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
     if (!group_ready) {
@@ -233,12 +222,17 @@ void Consumer::readerLoop() {
       group_ready = true;
       redis_health_.healthy();  // Redis answered: /healthz need not wait for the first read
     }
-    // Backpressure: the backlog stays in Redis while the hands are full. Under a backlog, wait
-    // a moment for a few slots, not one (docs/pipeline.md "Reading").
-    const int room = backlog ? waitForRoom(gather_room, settings_.gather) : waitForRoom();
+    int count = std::exchange(ahead, 0);
+    auto entries = [&]() -> redis::Result<std::vector<StreamEntry>> {
+      if (count > 0) return reader_.take(*redis);
+      // Backpressure: the backlog stays in Redis while the hands are full. Under a backlog,
+      // wait a moment for a few slots, not one (docs/pipeline.md "Reading").
+      const int room = backlog ? waitForRoom(gather_room, settings_.gather) : waitForRoom();
+      count = std::min(room, settings_.read_count);
+      if (stopping_) return std::vector<StreamEntry>{};
+      return reader_.read(*redis, count);
+    }();
     if (stopping_) return;
-    const int count = std::min(room, settings_.read_count);
-    auto entries = read(*redis, count);
     if (!entries.ok()) {
       logger_.warn("reading the stream failed", {{"error", entries.error().message}});
       backlog = false;
@@ -246,6 +240,15 @@ void Consumer::readerLoop() {
       continue;
     }
     backlog = static_cast<int>(entries->size()) == count;
+    if (backlog) {
+      // Redis serves the next read while this one's acknowledgements make their round trip,
+      // when there is room for it beside this read's messages.
+      const int room = roomBeside(static_cast<int>(entries->size()));
+      if (room >= gather_room &&
+          reader_.request(*redis, std::min(room, settings_.read_count)).ok()) {
+        ahead = std::min(room, settings_.read_count);
+      }
+    }
     // What owes nothing is settled here, the whole read in one round trip; the rest goes to
     // the pool (docs/pipeline.md "Acknowledgements in batches").
     enqueue(lifecycle_.settleRead(*store, std::move(entries).value()));

@@ -21,6 +21,7 @@
 #include "redis/endpoint.h"
 #include "redis/health.h"
 #include "stream/due_retries.h"
+#include "stream/group_reader.h"
 #include "stream/stream_entry.h"
 
 namespace relay::stream {
@@ -102,7 +103,6 @@ class Consumer {
 
  private:
   using Deliver = std::function<void(std::vector<StreamEntry>)>;
-  redis::Result<std::vector<StreamEntry>> read(redis::Connection& redis, int count);
   /// One XAUTOCLAIM sweep; `deliver` gets each page's entries not already in hand.
   redis::Result<int> sweep(redis::Connection& redis, invocation::LifecycleStore& store,
                            const Deliver& deliver);
@@ -124,6 +124,8 @@ class Consumer {
   /// `wanted` is more than the room, up to `patience` more for `wanted` (a bounded real-time
   /// wait on the condition, as in ConcurrencyLimiter).
   int waitForRoom(int wanted = 1, std::chrono::milliseconds patience = {});
+  /// Room in hand once `reading` more messages are in.
+  int roomBeside(int reading) const;
   std::unique_ptr<redis::Connection> connect(std::unique_ptr<redis::Connection> old,
                                              std::chrono::milliseconds& backoff);
   void sleepUnlessStopping(std::chrono::milliseconds duration);
@@ -140,6 +142,7 @@ class Consumer {
   std::atomic<bool> stopping_{false};
   std::atomic<bool> redrive_requested_{false};
   redis::Health redis_health_;
+  GroupReader reader_;  // the reader thread's, and the *Once calls'
   std::unique_ptr<invocation::LifecycleStore> sync_store_;  // the *Once calls
 
   mutable std::mutex mutex_;

@@ -2,8 +2,10 @@
 // redis-server.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "integration/stream/pipeline_fixture.h"
 
@@ -92,6 +94,60 @@ TEST_F(Reading, AfterTheBacklogIsDrainedALoneEventIsReadAtOnce) {
   runtime_.block(kHandler);
   xadd(R"({"kind":"order"})");
   EXPECT_TRUE(runtime_.waitRunning(1));
+}
+
+TEST_F(Reading, ABacklogOfUnmatchedAndMatchedEventsIsSettledWhileTheNextReadIsServed) {
+  build();
+  std::vector<std::string> matched;
+  for (int i = 0; i < 200; ++i) {
+    if (i % 20 == 0) {
+      matched.push_back(xadd(R"({"kind":"order"})"));
+    } else {
+      xadd(R"({"kind":"other"})");
+    }
+  }
+  start();
+  ASSERT_TRUE(runtime_.waitFinished(static_cast<int>(matched.size())));
+  for (int i = 0; i < 1000 && pendingCount() > 0; ++i) real_clock_.sleepFor(milliseconds(10));
+  EXPECT_EQ(pendingCount(), 0);
+  EXPECT_EQ(runtime_.runsOf(kHandler), static_cast<int>(matched.size()));
+  for (const std::string& id : matched) {
+    EXPECT_EQ(marker(id, kHandler).substr(0, 12), "succeeded:1:") << id;
+  }
+  EXPECT_LE(reads(), 200 / 4);  // never one message at a time
+}
+
+TEST_F(Reading, UnderAnUnmatchedBacklogTheNextReadIsSentBeforeTheAcknowledgements) {
+  // Every command goes to the slow log, with its arguments.
+  ASSERT_TRUE(redis_->command({"CONFIG", "SET", "slowlog-log-slower-than", "0"}).ok());
+  ASSERT_TRUE(redis_->command({"CONFIG", "SET", "slowlog-max-len", "100000"}).ok());
+  build();
+  std::string last;
+  for (int i = 0; i < 100; ++i) last = xadd(R"({"kind":"other"})");
+  start();
+  const auto caught_up = [&] {
+    auto group = redis_->command({"XINFO", "GROUPS", "events"});
+    const std::string text = group.ok() ? std::string(*group->at(0)->at(7)->string()) : "";
+    return text == last && pendingCount() == 0;
+  };
+  for (int i = 0; i < 1000 && !caught_up(); ++i) real_clock_.sleepFor(milliseconds(10));
+  ASSERT_TRUE(caught_up());
+  // Unmatched messages are never in hand for long: every read could ask for 10, unless it was
+  // sent while the previous read (10 in hand) was being acknowledged.
+  auto log = redis_->command({"SLOWLOG", "GET", "100000"});
+  ASSERT_TRUE(log.ok());
+  std::vector<std::string> counts;
+  const auto entries = log->elements();
+  ASSERT_TRUE(entries.ok());
+  for (const redis::ReplyView entry : *entries) {
+    const auto command = entry.at(3);
+    if (!command.ok() || command->size() < 6) continue;
+    if (*command->at(0)->string() == "XREADGROUP") {
+      counts.emplace_back(*command->at(5)->string());
+    }
+  }
+  EXPECT_NE(std::find(counts.begin(), counts.end(), "6"), counts.end())
+      << "read counts: " << ::testing::PrintToString(counts);
 }
 
 }  // namespace

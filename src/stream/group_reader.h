@@ -1,0 +1,51 @@
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "observability/metrics.h"
+#include "redis/connection.h"
+#include "redis/health.h"
+#include "stream/stream_entry.h"
+
+namespace relay::stream {
+
+/// Where and how a GroupReader reads: ConsumerSettings' names and BLOCK.
+struct GroupReadSettings {
+  std::string stream;
+  std::string group;
+  std::string consumer;
+  std::chrono::milliseconds block{5'000};
+};
+
+/// Reads new messages of the stream through the consumer group (XREADGROUP ... STREAMS <stream>
+/// >), on a connection the caller owns: in one call, or sent ahead (request) with its reply
+/// taken later (take), so the reader can acknowledge one read while Redis serves the next
+/// (docs/pipeline.md "Reading"). Counts failures, keeps the reader's Redis health, and creates
+/// the group again when it vanished. Not thread-safe: one per reading thread.
+class GroupReader {
+ public:
+  GroupReader(GroupReadSettings settings, observability::Metrics& metrics, redis::Health& health)
+      : settings_(std::move(settings)), metrics_(metrics), health_(health) {}
+
+  /// XGROUP CREATE ... MKSTREAM at 0; an existing group (BUSYGROUP) is fine.
+  redis::Status ensureGroup(redis::Connection& redis) const;
+  /// One XREADGROUP COUNT `count` BLOCK ...: its messages (none when BLOCK passed).
+  redis::Result<std::vector<StreamEntry>> read(redis::Connection& redis, int count);
+  /// Sends the same XREADGROUP without waiting for its reply. A cluster's MOVED comes back
+  /// from take() as an error (read() follows it).
+  redis::Status request(redis::Connection& redis, int count);
+  /// The reply of the request() sent on `redis` (blocks up to BLOCK when nothing is new).
+  redis::Result<std::vector<StreamEntry>> take(redis::Connection& redis);
+
+ private:
+  std::vector<std::string> command(int count) const;
+  redis::Error failed(redis::Connection& redis, redis::Error error);
+
+  GroupReadSettings settings_;
+  observability::Metrics& metrics_;
+  redis::Health& health_;
+};
+
+}  // namespace relay::stream
