@@ -5,6 +5,7 @@
 #include <iterator>
 #include <sstream>
 
+#include "cli/redis_session.h"
 #include "invocation/paused_apps.h"
 #include "redis/connection.h"
 #include "stream/invocation_spec.h"
@@ -66,7 +67,7 @@ std::optional<std::set<std::string>> pausedApps(const AppFlags& flags, CommandCo
     settings.command_timeout = kPausedReadTimeout;
     auto redis = redis::Connection::create(config->redis, settings);
     if (!redis.ok()) {
-      problem = "cannot reach Redis at " + config->redis.describe() + ": " + redis.error().message;
+      problem = connectionProblem(config->redis, redis.error());
     } else {
       auto paused = invocation::readPausedApps(**redis, {config->stream, config->group});
       if (paused.ok()) return std::move(paused).value();

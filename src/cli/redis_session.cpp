@@ -15,6 +15,15 @@ std::optional<worker::WorkerConfig> loadCommandConfig(std::string_view command,
   return std::move(config).value();
 }
 
+std::string connectionProblem(const redis::Endpoint& endpoint, const redis::Error& error) {
+  std::string_view why = error.message;
+  const std::string named = endpoint.address().describe() + ": ";
+  if (!endpoint.isSentinel() && why.substr(0, named.size()) == named)
+    why.remove_prefix(named.size());
+  return (redis::retryCannotHelp(error) ? "redis at " : "cannot reach Redis at ") +
+         endpoint.describe() + ": " + std::string(why);
+}
+
 std::optional<RedisSession> connectRedisSession(std::string_view command,
                                                 worker::WorkerConfig config,
                                                 CommandContext& context) {
@@ -23,9 +32,7 @@ std::optional<RedisSession> connectRedisSession(std::string_view command,
     // A refused configuration (TLS, login, a cluster stream without a hash tag) is not an
     // unreachable server: say which.
     context.err << "relay " << command << ": "
-                << (redis::retryCannotHelp(connection.error()) ? "redis at "
-                                                               : "cannot reach Redis at ")
-                << config.redis.describe() << ": " << connection.error().message << "\n";
+                << connectionProblem(config.redis, connection.error()) << "\n";
     context.exit_code = kExitFailed;
     return std::nullopt;
   }

@@ -2,6 +2,7 @@
 
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "cli/command.h"
@@ -36,6 +37,11 @@ std::optional<worker::WorkerConfig> loadCommandConfig(std::string_view command,
 std::optional<RedisSession> connectRedisSession(std::string_view command,
                                                 worker::WorkerConfig config,
                                                 CommandContext& context);
+
+/// Why `endpoint` cannot be used, naming it once: "cannot reach Redis at <endpoint>: <why>" (or
+/// "redis at <endpoint>: <why>" when retrying cannot help: TLS, login, cluster layout). A
+/// connection error already starting with the server's address does not repeat it.
+std::string connectionProblem(const redis::Endpoint& endpoint, const redis::Error& error);
 
 /// Reports a failed Redis call of `command` (exit 1).
 void reportRedisError(std::string_view command, const redis::Error& error, CommandContext& context);

@@ -46,7 +46,8 @@ TEST_F(AppCommand, LsPrintsATable) {
             "good  exec     1      0          yes     yes\n");
   EXPECT_EQ(result.err.rfind("note: " + root() +
                                  "/docs is not an app: no template.yaml\n"
-                                 "note: paused apps unknown (cannot reach Redis at 127.0.0.1:1: ",
+                                 "note: paused apps unknown (cannot reach Redis at 127.0.0.1:1: "
+                                 "Connection refused)\n",
                              0),
             0u)
       << result.err;
