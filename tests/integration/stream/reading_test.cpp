@@ -76,24 +76,32 @@ TEST_F(Reading, UnderABacklogOneReadBringsSeveralMessagesAndTheInHandLimitHolds)
   EXPECT_EQ(consumer_->inHand(), 16);
 }
 
-TEST_F(Reading, ALoneEventIsReadAtOnceWithoutWaitingToGather) {
+TEST_F(Reading, ALoneEventIsReadAtOnceEvenWithFewerSlotsFreeThanABacklogWaitsFor) {
   build();
   runtime_.block(kHandler);
+  for (int i = 0; i < 13; ++i) xadd(R"({"kind":"order"})");
   start();
+  ASSERT_TRUE(runtime_.waitRunning(13));  // read 10, then 3 of 6: caught up, 3 slots free
   xadd(R"({"kind":"order"})");
-  ASSERT_TRUE(runtime_.waitRunning(1));
-  xadd(R"({"kind":"order"})");
-  EXPECT_TRUE(runtime_.waitRunning(2));
+  EXPECT_TRUE(runtime_.waitRunning(14));  // not held back to gather 4 slots
 }
 
-TEST_F(Reading, AfterTheBacklogIsDrainedALoneEventIsReadAtOnce) {
+TEST_F(Reading, AReadThatComesBackShortEndsTheGathering) {
   build();
-  for (int i = 0; i < 30; ++i) xadd(R"({"kind":"order"})");
-  start();
-  ASSERT_TRUE(runtime_.waitFinished(30));
   runtime_.block(kHandler);
+  for (int i = 0; i < 20; ++i) xadd(R"({"kind":"order"})");
+  start();
+  ASSERT_TRUE(runtime_.waitRunning(16));  // reads of 10 and 6, both full
+  runtime_.allow(kHandler, 4);
+  ASSERT_TRUE(runtime_.waitFinished(4));
+  ASSERT_TRUE(runtime_.waitRunning(16));  // a read of the last 4: full again
+  runtime_.allow(kHandler, 4);
+  ASSERT_TRUE(runtime_.waitFinished(8));  // the next read of 4 finds nothing: caught up
   xadd(R"({"kind":"order"})");
-  EXPECT_TRUE(runtime_.waitRunning(1));
+  xadd(R"({"kind":"order"})");
+  ASSERT_TRUE(runtime_.waitRunning(14));
+  xadd(R"({"kind":"order"})");
+  EXPECT_TRUE(runtime_.waitRunning(15));  // 2 slots free: read at once all the same
 }
 
 TEST_F(Reading, ABacklogOfUnmatchedAndMatchedEventsIsSettledWhileTheNextReadIsServed) {
