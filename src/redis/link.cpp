@@ -112,7 +112,8 @@ Status Link::login(const LinkOptions& options) {
   }
   if (!hello) return hello.error();
   if (options.db != 0) {
-    Argv select(std::initializer_list<std::string_view>{"SELECT", std::to_string(options.db)});
+    const std::string db = std::to_string(options.db);  // Argv borrows: it must outlive send()
+    Argv select(std::initializer_list<std::string_view>{"SELECT", db});
     if (auto reply = send(select); !reply) return reply.error();
   }
   return {};
