@@ -14,6 +14,9 @@ void PipelineTest::SetUp() {
   lifecycle_settings_.slot_wait = std::chrono::milliseconds(20);
   lifecycle_settings_.backoff.delays = {kBackoff};
   lifecycle_settings_.release_retry = std::chrono::milliseconds(0);
+  consumer_settings_.block = std::chrono::milliseconds(10);
+  consumer_settings_.min_pending_idle = std::chrono::milliseconds(0);
+  consumer_settings_.due.min_idle = std::chrono::milliseconds(0);
 }
 
 void PipelineTest::writeApp(const std::string& name, const std::string& yaml,
@@ -56,9 +59,6 @@ void PipelineTest::build(int max_concurrency) {
   lifecycle_ = replicaLifecycle("worker-1");
   ConsumerSettings consumer = consumer_settings_;
   consumer.consumer = "worker-1";
-  consumer.block = std::chrono::milliseconds(10);
-  consumer.min_pending_idle = std::chrono::milliseconds(0);
-  consumer.due.min_idle = std::chrono::milliseconds(0);
   consumer.workers = max_concurrency;
   consumer_ = std::make_unique<Consumer>(
       consumer, server().endpoint(), *lifecycle_,

@@ -80,7 +80,7 @@ class PipelineTest : public relay::testing::RedisTest {
   std::unique_ptr<invocation::RedisLifecycleStore> renewer_store_;
   std::unique_ptr<invocation::ClaimRenewer> renewer_;
   std::unique_ptr<invocation::Lifecycle> lifecycle_;
-  ConsumerSettings consumer_settings_;  // build() names the consumer and shortens the waits
+  ConsumerSettings consumer_settings_;  // SetUp() shortens the waits, build() names the consumer
   std::unique_ptr<Consumer> consumer_;
 };
 
