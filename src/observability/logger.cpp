@@ -58,9 +58,9 @@ void Logger::log(LogLevel level, std::string_view message, const LogFields& fiel
 void Logger::handlerOutput(std::string_view prefixed_line) {
   if (format_ == LogFormat::kText) {
     // Verbatim but for control characters: a handler cannot forge or hide a line's prefix.
-    const std::string line = printable(prefixed_line, KeepControls::kTab);
+    const std::string line = printable(prefixed_line, KeepControls::kTab) + '\n';
     std::lock_guard lock(mutex_);
-    out_ << line << '\n';
+    out_ << line;  // one write per line: never split from its newline
     out_.flush();
     return;
   }
@@ -78,8 +78,9 @@ void Logger::write(std::string_view level, std::string_view message, const LogFi
     line = time + " " + std::string(level) + " " + printable(message, KeepControls::kTab);
     for (const auto& [key, value] : fields) line += " " + key + "=" + textValue(value);
   }
+  line += '\n';
   std::lock_guard lock(mutex_);
-  out_ << line << '\n';
+  out_ << line;  // one write per line (stderr is unbuffered): never split from its newline
   out_.flush();
 }
 

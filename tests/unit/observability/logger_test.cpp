@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <streambuf>
 #include <string>
 #include <vector>
 
@@ -130,6 +131,39 @@ TEST(TextLog, ControlCharactersInMessagesAndFieldsAreEscapedToo) {
   EXPECT_EQ(line.find('\r'), std::string::npos) << line;
   EXPECT_EQ(line.find('\x1b'), std::string::npos) << line;
   EXPECT_NE(line.find("bad\\x0Dmessage"), std::string::npos) << line;
+}
+
+// A stream buffer that keeps each write it is handed, as stderr (unbuffered) makes each one a
+// write(2): a line written in two pieces could interleave with another process's output.
+class WriteRecorder : public std::streambuf {
+ public:
+  std::vector<std::string> writes;
+
+ protected:
+  std::streamsize xsputn(const char* data, std::streamsize size) override {
+    writes.emplace_back(data, static_cast<std::size_t>(size));
+    return size;
+  }
+  int_type overflow(int_type c) override {
+    if (c != traits_type::eof()) writes.emplace_back(1, traits_type::to_char_type(c));
+    return c;
+  }
+};
+
+TEST(TextLog, EachLineReachesTheStreamInOneWriteWithItsNewline) {
+  relay::testing::FakeClock clock;
+  WriteRecorder recorder;
+  std::ostream out(&recorder);
+  for (const LogFormat format : {LogFormat::kText, LogFormat::kJson}) {
+    recorder.writes.clear();
+    Logger logger(out, clock, LogLevel::kInfo, format);
+    logger.info("invocation succeeded", {{"app", "a"}});
+    logger.handlerOutput("[a/h] a line of output");
+    ASSERT_EQ(recorder.writes.size(), 2u);
+    for (const std::string& write : recorder.writes) {
+      EXPECT_EQ(write.find('\n'), write.size() - 1) << write;
+    }
+  }
 }
 
 TEST(LogSettings, ParseKnownLevelsAndFormatsOnly) {
