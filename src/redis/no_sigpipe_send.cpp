@@ -56,8 +56,10 @@ int bioSend(BIO* bio, const char* data, int size) {
 const BIO_METHOD* socketMethod() {
   static const BIO_METHOD* method = []() -> const BIO_METHOD* {
     const BIO_METHOD* socket = BIO_s_socket();
-    BIO_METHOD* own = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR,
-                                   "relay socket");
+    const int index = BIO_get_new_index();
+    if (index == -1) return nullptr;  // no BIO type left: the TLS handshake reports it
+    BIO_METHOD* own =
+        BIO_meth_new(index | BIO_TYPE_SOURCE_SINK | BIO_TYPE_DESCRIPTOR, "relay socket");
     if (own == nullptr) return nullptr;
     if (BIO_meth_set_write(own, bioSend) != 1 ||
         BIO_meth_set_read(own, BIO_meth_get_read(socket)) != 1 ||

@@ -168,35 +168,57 @@ std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Conn
   return nullptr;
 }
 
-void Consumer::enqueue(std::vector<StreamEntry> entries) {
-  // Nothing to wake the pool for (a read settled whole, an empty page).
-  if (entries.empty()) return;
+void Consumer::enqueue(std::vector<StreamEntry> entries, int reserved) {
   std::size_t added = 0;
   {
+    // The entries take the reservation's place in one step: no other source sees the room
+    // in between.
     std::lock_guard lock(mutex_);
+    reserved_ -= std::max(reserved, 0);
     for (StreamEntry& entry : entries) {
       if (!unfinished_.insert(entry.id).second) continue;
       queue_.push_back(std::move(entry));
       ++added;
     }
   }
-  // One pool thread per message: the others sleep on.
+  // What the read settled itself (or found in hand already) left room behind.
+  if (reserved > static_cast<int>(added)) has_room_.notify_all();
+  // One pool thread per message: the others sleep on (none for a read settled whole).
   for (std::size_t i = 0; i < added; ++i) queued_.notify_one();
-}
-
-int Consumer::roomBeside(int reading) const {
-  std::lock_guard lock(mutex_);
-  return capacity_ - static_cast<int>(unfinished_.size()) - reading;
 }
 
 int Consumer::waitForRoom(int wanted, milliseconds patience) {
   std::unique_lock lock(mutex_);
-  const auto room = [&] { return capacity_ - static_cast<int>(unfinished_.size()); };
+  const auto room = [&] { return capacity_ - static_cast<int>(unfinished_.size()) - reserved_; };
   has_room_.wait(lock, [&] { return stopping_ || room() > 0; });
   if (!stopping_ && room() < wanted && patience.count() > 0) {
     has_room_.wait_for(lock, patience, [&] { return stopping_ || room() >= wanted; });
   }
   return stopping_ ? 0 : room();
+}
+
+int Consumer::hold(int messages) {
+  std::lock_guard lock(mutex_);
+  reserved_ += messages;
+  return messages;
+}
+
+int Consumer::reserveNow(int limit, int wanted) {
+  std::lock_guard lock(mutex_);
+  const int room = capacity_ - static_cast<int>(unfinished_.size()) - reserved_;
+  if (room < wanted) return 0;
+  const int reserved = std::min(room, limit);
+  reserved_ += reserved;
+  return reserved;
+}
+
+void Consumer::release(int reserved) {
+  if (reserved <= 0) return;
+  {
+    std::lock_guard lock(mutex_);
+    reserved_ -= reserved;
+  }
+  has_room_.notify_all();
 }
 
 void Consumer::readerLoop() {
@@ -209,7 +231,7 @@ void Consumer::readerLoop() {
   const int gather_room =
       std::clamp(settings_.gather_room, 1, std::max(1, std::min(settings_.read_count, capacity_)));
   while (!stopping_) {
-    if (redis && !redis->ok()) ahead = 0;  // lost with its connection
+    if (redis && !redis->ok()) release(std::exchange(ahead, 0));  // lost with its connection
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
     if (!group_ready) {
@@ -222,9 +244,14 @@ void Consumer::readerLoop() {
       group_ready = true;
       redis_health_.healthy();  // Redis answered: /healthz need not wait for the first read
     }
+    // A read sent ahead holds its room from the moment it was sent (it answers at once); a
+    // blocking read reserves what it brought as soon as it has it, so it never keeps the due
+    // retries and the reclaimer from the room while it waits for new messages. Either way the
+    // reservation lasts until the messages are queued or settled (enqueue).
     int count = std::exchange(ahead, 0);
+    int reserved = count;
     auto entries = [&]() -> redis::Result<std::vector<StreamEntry>> {
-      if (count > 0) return reader_.take(*redis);
+      if (count > 0) return reader_.take(*redis, count);
       // Backpressure: the backlog stays in Redis while the hands are full. Under a backlog,
       // wait a moment for a few slots, not one (docs/pipeline.md "Reading").
       const int room = backlog ? waitForRoom(gather_room, settings_.gather) : waitForRoom();
@@ -233,7 +260,17 @@ void Consumer::readerLoop() {
       return reader_.read(*redis, count);
     }();
     if (stopping_) return;
+    if (entries.ok()) {
+      const int brought = static_cast<int>(entries->size());
+      if (reserved == 0) {
+        reserved = hold(brought);
+      } else {
+        release(reserved - brought);
+        reserved = brought;
+      }
+    }
     if (!entries.ok()) {
+      release(reserved);
       logger_.warn("reading the stream failed", {{"error", entries.error().message}});
       backlog = false;
       if (redis->ok()) sleepUnlessStopping(backoff);
@@ -243,15 +280,12 @@ void Consumer::readerLoop() {
     if (backlog) {
       // Redis serves the next read while this one's acknowledgements make their round trip,
       // when there is room for it beside this read's messages.
-      const int room = roomBeside(static_cast<int>(entries->size()));
-      if (room >= gather_room &&
-          reader_.request(*redis, std::min(room, settings_.read_count)).ok()) {
-        ahead = std::min(room, settings_.read_count);
-      }
+      ahead = reserveNow(settings_.read_count, gather_room);
+      if (ahead > 0 && !reader_.request(*redis, ahead).ok()) release(std::exchange(ahead, 0));
     }
     // What owes nothing is settled here, the whole read in one round trip; the rest goes to
     // the pool (docs/pipeline.md "Acknowledgements in batches").
-    enqueue(lifecycle_.settleRead(*store, std::move(entries).value()));
+    enqueue(lifecycle_.settleRead(*store, std::move(entries).value()), reserved);
   }
 }
 

@@ -119,13 +119,21 @@ class Consumer {
   void reclaimLoop();
   void dueLoop();
   void workerLoop();
-  void enqueue(std::vector<StreamEntry> entries);
+  /// Hands `entries` to the pool; `reserved` is the room the reader reserved for them, given
+  /// back in the same step.
+  void enqueue(std::vector<StreamEntry> entries, int reserved = 0);
   /// Room for more messages in hand; waits while there is none (until stop), then, when
   /// `wanted` is more than the room, up to `patience` more for `wanted` (a bounded real-time
   /// wait on the condition, as in ConcurrencyLimiter).
   int waitForRoom(int wanted = 1, std::chrono::milliseconds patience = {});
-  /// Room in hand once `reading` more messages are in.
-  int roomBeside(int reading) const;
+  /// The reader's reservations: room that counts in hand (for every source's waitForRoom)
+  /// until enqueue() or release() gives it back, so no other source takes the room of the
+  /// messages a read brought, or of a read sent ahead, while the reader settles them.
+  /// hold() reserves `messages` (read already) and returns it; reserveNow() reserves
+  /// min(room, `limit`) if the room is at least `wanted`, else nothing (0).
+  int hold(int messages);
+  int reserveNow(int limit, int wanted);
+  void release(int reserved);
   std::unique_ptr<redis::Connection> connect(std::unique_ptr<redis::Connection> old,
                                              std::chrono::milliseconds& backoff);
   void sleepUnlessStopping(std::chrono::milliseconds duration);
@@ -152,6 +160,7 @@ class Consumer {
   std::condition_variable has_room_;  // reader, sweeps, due retries: unfinished_ shrank
   std::deque<StreamEntry> queue_;
   std::set<std::string> unfinished_;  // queued or being processed here
+  int reserved_ = 0;                  // room of the reader's reads in flight or being settled
 };
 
 }  // namespace relay::stream

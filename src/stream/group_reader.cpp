@@ -4,18 +4,12 @@
 
 namespace relay::stream {
 
-std::vector<std::string> GroupReader::command(int count) const {
-  return {"XREADGROUP",
-          "GROUP",
-          settings_.group,
-          settings_.consumer,
-          "COUNT",
-          std::to_string(count),
-          "BLOCK",
-          std::to_string(settings_.block.count()),
-          "STREAMS",
-          settings_.stream,
-          ">"};
+std::vector<std::string> GroupReader::command(int count, bool block) const {
+  std::vector<std::string> argv = {"XREADGROUP",       "GROUP", settings_.group,
+                                   settings_.consumer, "COUNT", std::to_string(count)};
+  if (block) argv.insert(argv.end(), {"BLOCK", std::to_string(settings_.block.count())});
+  argv.insert(argv.end(), {"STREAMS", settings_.stream, ">"});
+  return argv;
 }
 
 redis::Status GroupReader::ensureGroup(redis::Connection& redis) const {
@@ -36,14 +30,20 @@ redis::Error GroupReader::failed(redis::Connection& redis, redis::Error error) {
 }
 
 redis::Status GroupReader::request(redis::Connection& redis, int count) {
-  auto sent = redis.appendCommand(command(count));
+  auto sent = redis.appendCommand(command(count, /*block=*/false));
   if (sent.ok()) sent = redis.flush();
   if (!sent.ok()) return failed(redis, sent.error());
   return {};
 }
 
-redis::Result<std::vector<StreamEntry>> GroupReader::take(redis::Connection& redis) {
+redis::Result<std::vector<StreamEntry>> GroupReader::take(redis::Connection& redis, int count) {
   auto reply = redis.getReply();
+  // A cluster moved the stream's slot: the read never ran; make it again, following the
+  // redirect, with no failure to count.
+  if (!reply.ok() &&
+      (redis::isReplyError(reply.error(), "MOVED") || redis::isReplyError(reply.error(), "ASK"))) {
+    return read(redis, count);
+  }
   if (!reply.ok()) return failed(redis, reply.error());
   health_.healthy();
   return parseReadGroup(reply->view());
@@ -51,7 +51,7 @@ redis::Result<std::vector<StreamEntry>> GroupReader::take(redis::Connection& red
 
 redis::Result<std::vector<StreamEntry>> GroupReader::read(redis::Connection& redis, int count) {
   // command(), unlike request(), follows a cluster's MOVED.
-  auto reply = redis.command(command(count));
+  auto reply = redis.command(command(count, /*block=*/true));
   if (!reply.ok()) return failed(redis, reply.error());
   health_.healthy();
   return parseReadGroup(reply->view());

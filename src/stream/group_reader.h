@@ -33,14 +33,15 @@ class GroupReader {
   redis::Status ensureGroup(redis::Connection& redis) const;
   /// One XREADGROUP COUNT `count` BLOCK ...: its messages (none when BLOCK passed).
   redis::Result<std::vector<StreamEntry>> read(redis::Connection& redis, int count);
-  /// Sends the same XREADGROUP without waiting for its reply. A cluster's MOVED comes back
-  /// from take() as an error (read() follows it).
+  /// Sends an XREADGROUP COUNT `count` without BLOCK (it answers at once, empty when nothing
+  /// is new) and without waiting for its reply.
   redis::Status request(redis::Connection& redis, int count);
-  /// The reply of the request() sent on `redis` (blocks up to BLOCK when nothing is new).
-  redis::Result<std::vector<StreamEntry>> take(redis::Connection& redis);
+  /// The reply of the request() of `count` sent on `redis`. A cluster's MOVED or ASK reply to
+  /// it is no failure: the read is made again through read(), which follows the redirect.
+  redis::Result<std::vector<StreamEntry>> take(redis::Connection& redis, int count);
 
  private:
-  std::vector<std::string> command(int count) const;
+  std::vector<std::string> command(int count, bool block) const;
   redis::Error failed(redis::Connection& redis, redis::Error error);
 
   GroupReadSettings settings_;
