@@ -141,7 +141,10 @@ ParsedHead parseHead(std::string_view head, std::size_t max_headers, std::size_t
     return fail(400, "more than one Host header");
   }
   if (request.header("transfer-encoding") != nullptr) {
-    return fail(501, "Transfer-Encoding is not supported: send the body with Content-Length");
+    // Chunked is a coding every HTTP/1.1 recipient understands (RFC 9112 section 7.1), so 501
+    // would be the wrong refusal: this server reads Content-Length bodies only, which is 411
+    // (RFC 9110 section 15.5.12).
+    return fail(411, "Transfer-Encoding is not accepted: send the body with Content-Length");
   }
   if (const std::string* length = request.header("content-length")) {
     std::size_t value = 0;

@@ -42,7 +42,7 @@ struct ParsedHead {
 };
 
 /// Parses a complete head (up to headEnd()). At most `max_headers` headers (431 beyond); a
-/// body larger than `max_body_bytes` is 413 and `Transfer-Encoding` is 501 (only
+/// body larger than `max_body_bytes` is 413 and `Transfer-Encoding` is 411 (only
 /// Content-Length bodies are read).
 ParsedHead parseHead(std::string_view head, std::size_t max_headers, std::size_t max_body_bytes);
 

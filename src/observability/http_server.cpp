@@ -25,7 +25,7 @@ using std::chrono::milliseconds;
 constexpr milliseconds kTick{100};
 constexpr std::size_t kReadChunk = 4096;
 
-// The standard reason phrases (RFC 9110 section 15) of the statuses this server sends; 501 is
+// The standard reason phrases (RFC 9110 section 15) of the statuses this server sends; 411 is
 // the answer to a request body sent with Transfer-Encoding (http_request.cpp).
 const char* reasonPhrase(int status) {
   switch (status) {
@@ -47,6 +47,8 @@ const char* reasonPhrase(int status) {
       return "Method Not Allowed";
     case 409:
       return "Conflict";
+    case 411:
+      return "Length Required";
     case 413:
       return "Content Too Large";
     case 415:
@@ -57,8 +59,6 @@ const char* reasonPhrase(int status) {
       return "Request Header Fields Too Large";
     case 500:
       return "Internal Server Error";
-    case 501:
-      return "Not Implemented";
     case 502:
       return "Bad Gateway";
     case 503:

@@ -175,7 +175,7 @@ TEST_F(HttpServerTest, ABodyArrivingAfterTheHeadIsWaitedFor) {
   EXPECT_EQ(response.substr(response.size() - 10), "0123456789") << response;
 }
 
-TEST_F(HttpServerTest, ABodyLargerThanTheCapIs413AndChunkedIs501) {
+TEST_F(HttpServerTest, ABodyLargerThanTheCapIs413AndChunkedIs411) {
   HttpServerSettings settings;
   settings.max_body_bytes = 8;
   auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock_);
@@ -192,7 +192,7 @@ TEST_F(HttpServerTest, ABodyLargerThanTheCapIs413AndChunkedIs501) {
                 .rfind("HTTP/1.1 413 ", 0),
             0u);
   EXPECT_EQ(exchange("POST /echo HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n1\r\nx\r\n0\r\n\r\n")
-                .rfind("HTTP/1.1 501 ", 0),
+                .rfind("HTTP/1.1 411 Length Required\r\n", 0),
             0u);
   EXPECT_EQ(exchange("POST /echo HTTP/1.1\r\nContent-Length: x\r\n\r\n").rfind("HTTP/1.1 400 ", 0),
             0u);
