@@ -9,8 +9,8 @@
 #include <string>
 #include <utility>
 
+#include "common/sigpipe_guard.h"
 #include "redis/no_sigpipe_send.h"
-#include "redis/sigpipe_guard.h"
 
 namespace relay::redis {
 namespace {

@@ -13,6 +13,7 @@
 #include <cstring>
 
 #include "common/duration.h"
+#include "common/sigpipe_guard.h"
 #include "runtime/child_setup.h"
 #include "runtime/vm_clone.h"
 
@@ -122,27 +123,6 @@ const char* childStepName(int step) {
   }
 }
 
-// Blocks SIGPIPE for the calling thread while it writes to a pipe whose reader may be gone, so
-// a handler that ignores stdin yields EPIPE instead of killing Relay.
-class ScopedSigpipeBlock {
- public:
-  ScopedSigpipeBlock() {
-    sigemptyset(&pipe_);
-    sigaddset(&pipe_, SIGPIPE);
-    ::pthread_sigmask(SIG_BLOCK, &pipe_, &old_);
-  }
-  ~ScopedSigpipeBlock() {
-    const timespec zero{0, 0};
-    while (::sigtimedwait(&pipe_, nullptr, &zero) > 0) {
-    }
-    ::pthread_sigmask(SIG_SETMASK, &old_, nullptr);
-  }
-
- private:
-  sigset_t pipe_{};
-  sigset_t old_{};
-};
-
 }  // namespace
 
 Result<std::unique_ptr<ChildProcess>> ChildProcess::spawn(const LaunchOptions& options) {
@@ -229,7 +209,8 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
     std::string_view input, LineSplitter& out, LineSplitter& err, Clock& clock,
     std::chrono::milliseconds timeout, const std::function<void(int)>& signal_tree) {
   using std::chrono::milliseconds;
-  ScopedSigpipeBlock no_sigpipe;
+  // A handler that ignores stdin makes the write fail with EPIPE instead of killing Relay.
+  const SigpipeGuard no_sigpipe;
   for (const UniqueFd* fd : {&stdin_fd_, &stdout_fd_, &stderr_fd_}) {
     ::fcntl(fd->get(), F_SETFL, ::fcntl(fd->get(), F_GETFL) | O_NONBLOCK);
   }

@@ -1,4 +1,4 @@
-#include "redis/sigpipe_guard.h"
+#include "common/sigpipe_guard.h"
 
 #include <gtest/gtest.h>
 #include <pthread.h>
@@ -8,7 +8,7 @@
 #include <cerrno>
 #include <csignal>
 
-namespace relay::redis {
+namespace relay {
 namespace {
 
 bool sigpipeBlocked() {
@@ -64,4 +64,4 @@ TEST(SigpipeGuard, LeavesAnAlreadyBlockedMaskAlone) {
 }
 
 }  // namespace
-}  // namespace relay::redis
+}  // namespace relay

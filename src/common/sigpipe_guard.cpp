@@ -1,11 +1,11 @@
-#include "redis/sigpipe_guard.h"
+#include "common/sigpipe_guard.h"
 
 #include <pthread.h>
 
 #include <cerrno>
 #include <ctime>
 
-namespace relay::redis {
+namespace relay {
 namespace {
 
 sigset_t sigpipeSet() {
@@ -47,4 +47,4 @@ SigpipeGuard::~SigpipeGuard() {
   errno = saved_errno;
 }
 
-}  // namespace relay::redis
+}  // namespace relay
