@@ -187,9 +187,13 @@ void Consumer::enqueue(std::vector<StreamEntry> entries, int reserved) {
   for (std::size_t i = 0; i < added; ++i) queued_.notify_one();
 }
 
+int Consumer::roomLocked() const {
+  return capacity_ - static_cast<int>(unfinished_.size()) - reserved_;
+}
+
 int Consumer::waitForRoom(int wanted, milliseconds patience) {
   std::unique_lock lock(mutex_);
-  const auto room = [&] { return capacity_ - static_cast<int>(unfinished_.size()) - reserved_; };
+  const auto room = [this] { return roomLocked(); };
   has_room_.wait(lock, [&] { return stopping_ || room() > 0; });
   if (!stopping_ && room() < wanted && patience.count() > 0) {
     has_room_.wait_for(lock, patience, [&] { return stopping_ || room() >= wanted; });
@@ -205,7 +209,7 @@ int Consumer::hold(int messages) {
 
 int Consumer::reserveNow(int limit, int wanted) {
   std::lock_guard lock(mutex_);
-  const int room = capacity_ - static_cast<int>(unfinished_.size()) - reserved_;
+  const int room = roomLocked();
   if (room < wanted) return 0;
   const int reserved = std::min(room, limit);
   reserved_ += reserved;

@@ -132,6 +132,8 @@ class Consumer {
   /// hold() reserves `messages` (read already) and returns it; reserveNow() reserves
   /// min(room, `limit`) if the room is at least `wanted`, else nothing (0).
   int hold(int messages);
+  /// Free room in hand (mutex_ held).
+  int roomLocked() const;
   int reserveNow(int limit, int wanted);
   void release(int reserved);
   std::unique_ptr<redis::Connection> connect(std::unique_ptr<redis::Connection> old,
