@@ -37,6 +37,18 @@ int denyWithFlags(scmp_filter_ctx ctx, int number, const unsigned long* flags, s
   return 0;
 }
 
+// Asks libseccomp for a binary tree over the call numbers; the linear layout when it cannot
+// (before 2.5 the attribute does not exist, and a library older than its header refuses it).
+SeccompLayout chooseLayout(scmp_filter_ctx ctx, SeccompLayout wanted) {
+  if (wanted == SeccompLayout::kLinear) return SeccompLayout::kLinear;
+#if defined(SCMP_VER_MAJOR) && (SCMP_VER_MAJOR > 2 || (SCMP_VER_MAJOR == 2 && SCMP_VER_MINOR >= 5))
+  if (seccomp_attr_set(ctx, SCMP_FLTATR_CTL_OPTIMIZE, 2) == 0) return SeccompLayout::kBinaryTree;
+#else
+  (void)ctx;
+#endif
+  return SeccompLayout::kLinear;
+}
+
 }  // namespace
 
 const std::vector<SeccompRule>& SeccompFilter::rules() {
@@ -108,9 +120,10 @@ const std::vector<SeccompRule>& SeccompFilter::rules() {
   return kRules;
 }
 
-Result<SeccompFilter> SeccompFilter::build() {
+Result<SeccompFilter> SeccompFilter::build(SeccompLayout wanted) {
   const FilterContext ctx(seccomp_init(SCMP_ACT_ALLOW));
   if (!ctx) return Error::unavailable("cannot build the seccomp filter: seccomp_init failed");
+  const SeccompLayout layout = chooseLayout(ctx.get(), wanted);
   // The compat ABIs of the native architecture get the same rules; any other ABI is killed
   // (libseccomp's default for an architecture the filter does not list).
   std::vector<std::uint32_t> extra;
@@ -164,7 +177,7 @@ Result<SeccompFilter> SeccompFilter::build() {
     at += n;
   }
   if (program.empty()) return Error::unavailable("cannot build the seccomp filter: it is empty");
-  return SeccompFilter(std::move(program));
+  return SeccompFilter(std::move(program), layout);
 }
 
 Result<UniqueFd> SeccompFilter::openProgram() const {

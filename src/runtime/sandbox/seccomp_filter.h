@@ -9,6 +9,12 @@
 
 namespace relay::runtime {
 
+/// How the program finds a call's rule: a binary tree over the call numbers (libseccomp 2.5+),
+/// or libseccomp's default, one comparison after another. Both decide every call alike; the
+/// tree is shorter to run, and the kernel runs the whole program for every call number of every
+/// ABI when it installs it (docs/runtimes.md "seccomp filter").
+enum class SeccompLayout { kBinaryTree, kLinear };
+
 /// One system call the sandbox's seccomp filter denies.
 struct SeccompRule {
   std::string_view syscall;
@@ -27,13 +33,16 @@ class SeccompFilter {
   /// Every denied call, in the order documented.
   static const std::vector<SeccompRule>& rules();
 
-  /// Builds the program. kUnavailable with libseccomp's reason when a rule cannot be built (a
-  /// libseccomp too old to know a call): the sandbox then runs nothing rather than run
-  /// unfiltered.
-  static Result<SeccompFilter> build();
+  /// Builds the program, as a binary tree unless `layout` asks for the linear one or this
+  /// libseccomp cannot build a tree (then linear: layout() tells which). kUnavailable with
+  /// libseccomp's reason when a rule cannot be built (a libseccomp too old to know a call): the
+  /// sandbox then runs nothing rather than run unfiltered.
+  static Result<SeccompFilter> build(SeccompLayout layout = SeccompLayout::kBinaryTree);
 
   /// The raw program (an array of struct sock_filter), as bwrap --seccomp reads it.
   const std::string& program() const { return program_; }
+  /// The layout the program was built with.
+  SeccompLayout layout() const { return layout_; }
 
   /// A fresh descriptor positioned at the start of the program (a memfd, close-on-exec), for
   /// one bwrap --seccomp FD: bwrap reads it to the end, so each invocation needs its own.
@@ -41,8 +50,10 @@ class SeccompFilter {
   Result<UniqueFd> openProgram() const;
 
  private:
-  explicit SeccompFilter(std::string program) : program_(std::move(program)) {}
+  SeccompFilter(std::string program, SeccompLayout layout)
+      : program_(std::move(program)), layout_(layout) {}
   std::string program_;
+  SeccompLayout layout_;
 };
 
 }  // namespace relay::runtime
