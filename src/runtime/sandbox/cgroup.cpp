@@ -65,10 +65,9 @@ std::vector<pid_t> pidsIn(const fs::path& dir) {
 // Kills everything in `dir` and removes it; true when it is gone.
 bool killAndRemove(const fs::path& dir, Clock& clock) {
   for (int round = 0; round < 50; ++round) {
-    const std::vector<pid_t> pids = pidsIn(dir);
-    if (pids.empty() && ::rmdir(dir.c_str()) == 0) return true;
-    if (pids.empty() && errno == ENOENT) return true;
-    for (pid_t pid : pids) ::kill(pid, SIGKILL);
+    // rmdir refuses (EBUSY) while a process is inside: the list is read only then.
+    if (::rmdir(dir.c_str()) == 0 || errno == ENOENT) return true;
+    for (pid_t pid : pidsIn(dir)) ::kill(pid, SIGKILL);
     clock.sleepFor(std::chrono::milliseconds(2));  // the kernel empties a cgroup asynchronously
   }
   return false;
@@ -218,6 +217,12 @@ Result<std::unique_ptr<CgroupManager>> CgroupManager::create(CgroupLayout layout
       if (!enabled.ok()) return enabled.error();
     }
   }
+  if (manager->layout_.version == CgroupVersion::kV1) {
+    // Swap accounting is on or off for the whole host: the base has the file when its
+    // children will.
+    std::error_code ec;
+    manager->memsw_ = fs::exists(manager->layout_.memory / "memory.memsw.limit_in_bytes", ec);
+  }
   // Each invocation's cpu limit caps it; the base's weight only decides how the sandboxes
   // together share a busy host with everything else (a default weight would starve them).
   const int slots = std::max(cpu_slots, 1);
@@ -289,14 +294,14 @@ Result<std::unique_ptr<InvocationCgroup>> CgroupManager::make(const Resources& r
         {dirs[0] / "pids.max", pids},
         {dirs[0] / "cpu.max", std::to_string(quota) + " " + std::to_string(kCpuPeriodMicros)}};
   } else {
-    limits = {{dirs[0] / "memory.limit_in_bytes", memory},
-              {dirs[1] / "pids.max", pids},
-              {dirs[2] / "cpu.cfs_period_us", std::to_string(kCpuPeriodMicros)},
-              {dirs[2] / "cpu.cfs_quota_us", std::to_string(quota)}};
+    limits = {{dirs[0] / "memory.limit_in_bytes", memory}, {dirs[1] / "pids.max", pids}};
     // Without swap accounting the file is absent; with it, swap must not extend the limit.
-    if (fs::exists(dirs[0] / "memory.memsw.limit_in_bytes")) {
-      limits.emplace_back(dirs[0] / "memory.memsw.limit_in_bytes", memory);
+    if (memsw_) limits.emplace_back(dirs[0] / "memory.memsw.limit_in_bytes", memory);
+    if (!newCgroupsHaveOurPeriod(dirs[2])) {
+      limits.emplace_back(dirs[2] / "cpu.cfs_period_us", std::to_string(kCpuPeriodMicros));
     }
+    // After the period: the quota is checked against the period in force.
+    limits.emplace_back(dirs[2] / "cpu.cfs_quota_us", std::to_string(quota));
   }
   for (const auto& [file, value] : limits) {
     auto written = writeFile(file, value);
@@ -307,6 +312,19 @@ Result<std::unique_ptr<InvocationCgroup>> CgroupManager::make(const Resources& r
     cgroup->directory_fd_.reset(::open(dirs[0].c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
   }
   return cgroup;
+}
+
+bool CgroupManager::newCgroupsHaveOurPeriod(const fs::path& fresh_cpu_dir) {
+  Period known = period_.load();
+  if (known == Period::kUnknown) {
+    // The kernel gives every new group the same default period (not its parent's), so what the
+    // first one has, they all have; anything else (unreadable, another default) is written.
+    const std::string period = readFile(fresh_cpu_dir / "cpu.cfs_period_us");
+    known =
+        period == std::to_string(kCpuPeriodMicros) + "\n" ? Period::kAlreadySet : Period::kWrite;
+    period_.store(known);
+  }
+  return known == Period::kAlreadySet;
 }
 
 InvocationCgroup::~InvocationCgroup() {

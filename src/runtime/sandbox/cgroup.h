@@ -97,6 +97,9 @@ class CgroupManager {
       : layout_(std::move(layout)), clock_(clock), max_prepared_(max_prepared) {}
   std::vector<std::filesystem::path> baseDirs() const;
   Result<std::unique_ptr<InvocationCgroup>> make(const Resources& resources);
+  // v1: whether `fresh_cpu_dir`, a cpu cgroup just made, needs no cpu.cfs_period_us write;
+  // decided on the first cgroup made, then remembered.
+  bool newCgroupsHaveOurPeriod(const std::filesystem::path& fresh_cpu_dir);
 
   using LimitsKey = std::tuple<std::uint64_t, double, std::uint32_t>;
   static LimitsKey keyOf(const Resources& resources) {
@@ -106,6 +109,12 @@ class CgroupManager {
   CgroupLayout layout_;
   Clock& clock_;
   int reaped_ = 0;
+  // v1, decided once (docs/runtimes.md "sandbox"): whether swap is accounted (the memsw limit
+  // exists), and whether a new cgroup already has Relay's CPU period (unknown until the first
+  // cgroup is made; each write of the period costs the kernel a bandwidth update).
+  bool memsw_ = false;
+  enum class Period { kUnknown, kAlreadySet, kWrite };
+  std::atomic<Period> period_{Period::kUnknown};
   const std::size_t max_prepared_;
   mutable std::mutex mutex_;
   std::map<LimitsKey, std::vector<std::unique_ptr<InvocationCgroup>>> prepared_;

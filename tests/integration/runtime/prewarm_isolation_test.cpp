@@ -134,6 +134,18 @@ TEST_F(PrewarmIsolation, EachPreparedSandboxHasItsOwnFreshCgroupWithTheLimits) {
   EXPECT_EQ(readNumber(pids / "pids.max"), 40);
   EXPECT_GE(readNumber(pids / "pids.current"), 1);
   EXPECT_LE(readNumber(pids / "pids.current"), 3);  // bwrap, its init, the launcher
+  // One CPU (the default) per 100 ms period, whether the period was written or a new cgroup
+  // already had it; swap does not extend the memory limit where it is accounted.
+  if (v2) {
+    EXPECT_EQ(readFile(memory / "cpu.max"), "100000 100000\n");
+  } else {
+    const fs::path cpu = fs::path(cgroup.procsFiles()[2]).parent_path();
+    EXPECT_EQ(readNumber(cpu / "cpu.cfs_period_us"), 100000);
+    EXPECT_EQ(readNumber(cpu / "cpu.cfs_quota_us"), 100000);
+    if (fs::exists(memory / "memory.memsw.limit_in_bytes")) {
+      EXPECT_EQ(readNumber(memory / "memory.memsw.limit_in_bytes"), 200LL << 20);
+    }
+  }
 }
 
 TEST_F(PrewarmIsolation, AnUnusedSandboxIsEndedWhenItsAppIsForgotten) {

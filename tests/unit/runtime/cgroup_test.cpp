@@ -29,6 +29,16 @@ CgroupLayout v2Layout(const testing::TempDir& dir) {
   return layout;
 }
 
+// A v1 layout with a `<controller>/relay` base per controller under `dir` (made by create()).
+CgroupLayout v1Layout(const testing::TempDir& dir) {
+  CgroupLayout layout;
+  layout.version = CgroupVersion::kV1;
+  layout.memory = dir.path() / "memory/relay";
+  layout.pids = dir.path() / "pids/relay";
+  layout.cpu = dir.path() / "cpu/relay";
+  return layout;
+}
+
 TEST(CgroupLayout, DetectsV1ControllersUnderOwnCgroup) {
   testing::TempDir dir;
   const auto mounts = dir.write("mounts",
@@ -68,11 +78,7 @@ TEST(CgroupLayout, NoHierarchyIsAClearError) {
 TEST(CgroupManager, V1InvocationGetsEveryLimit) {
   testing::TempDir dir;
   testing::FakeClock clock;
-  CgroupLayout layout;
-  layout.version = CgroupVersion::kV1;
-  layout.memory = dir.path() / "memory/relay";
-  layout.pids = dir.path() / "pids/relay";
-  layout.cpu = dir.path() / "cpu/relay";
+  const CgroupLayout layout = v1Layout(dir);
   auto manager = CgroupManager::create(layout, clock);
   ASSERT_TRUE(manager.ok()) << manager.error().message;
   Resources resources;
@@ -89,6 +95,30 @@ TEST(CgroupManager, V1InvocationGetsEveryLimit) {
   EXPECT_EQ(read(fs::path(files[2]).parent_path() / "cpu.cfs_quota_us"), "50000");
   EXPECT_EQ(read(fs::path(files[2]).parent_path() / "cpu.cfs_period_us"), "100000");
   EXPECT_EQ((*cgroup)->directoryFd(), -1);  // v1 processes join by writing cgroup.procs
+}
+
+TEST(CgroupManager, V1SwapCannotExtendTheMemoryLimitWhereTheHostAccountsIt) {
+  for (const bool accounted : {false, true}) {
+    testing::TempDir dir;
+    testing::FakeClock clock;
+    const CgroupLayout layout = v1Layout(dir);
+    // The base has the file exactly when swap is accounted (then every cgroup has it).
+    if (accounted) dir.write("memory/relay/memory.memsw.limit_in_bytes", "9223372036854771712\n");
+    auto manager = CgroupManager::create(layout, clock);
+    ASSERT_TRUE(manager.ok()) << manager.error().message;
+    Resources resources;
+    resources.memory_bytes = 64 << 20;
+    for (int invocation = 0; invocation < 2; ++invocation) {
+      auto cgroup = (*manager)->createInvocation(resources);
+      ASSERT_TRUE(cgroup.ok()) << cgroup.error().message;
+      const fs::path memsw =
+          fs::path((*cgroup)->procsFiles()[0]).parent_path() / "memory.memsw.limit_in_bytes";
+      EXPECT_EQ(fs::exists(memsw), accounted);
+      if (accounted) {
+        EXPECT_EQ(read(memsw), std::to_string(64 << 20));
+      }
+    }
+  }
 }
 
 TEST(CgroupManager, CgroupsOfAnEarlierProcessWithOurPidAreReapedOursAreNot) {
@@ -160,11 +190,7 @@ TEST(CgroupManager, PreparesAtMostOneCgroupPerSlot) {
 TEST(CgroupManager, SandboxesTogetherWeighAsMuchAsTheirSlotsOfOrdinaryProcesses) {
   testing::TempDir dir;
   testing::FakeClock clock;
-  CgroupLayout v1;
-  v1.version = CgroupVersion::kV1;
-  v1.memory = dir.path() / "memory/relay";
-  v1.pids = dir.path() / "pids/relay";
-  v1.cpu = dir.path() / "cpu/relay";
+  const CgroupLayout v1 = v1Layout(dir);
   ASSERT_TRUE(CgroupManager::create(v1, clock, 16).ok());
   EXPECT_EQ(read(v1.cpu / "cpu.shares"), "16384");  // 16 x the kernel's default 1024
   CgroupLayout v2;
