@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bench_stream.h"
 #include "common/system_clock.h"
 #include "invocation/redis_lifecycle_store.h"
 #include "redis/connection.h"
@@ -117,15 +118,8 @@ Plan planOf(int invocations) {
 
 std::vector<std::string> deliver(redis::Connection& redis, const std::string& stream,
                                  int messages) {
-  (void)redis.command({"XGROUP", "CREATE", stream, "relay", "0", "MKSTREAM"});
-  std::vector<std::vector<std::string>> batch;
-  for (int i = 0; i < messages; ++i) {
-    batch.push_back({"XADD", stream, "*", "event", R"({"kind":"job"})"});
-  }
-  std::vector<std::string> ids;
-  auto replies = redis.pipeline(batch);
-  if (!replies.ok()) fail("XADD: " + replies.error().message);
-  for (auto& reply : *replies) ids.emplace_back(*reply->string());
+  std::vector<std::string> ids = bench::addEvents(redis, stream, messages, R"({"kind":"job"})");
+  if (ids.size() != static_cast<std::size_t>(messages)) fail("XADD to " + stream + " failed");
   (void)redis.command({"XREADGROUP", "GROUP", "relay", "bench", "COUNT", std::to_string(messages),
                        "STREAMS", stream, ">"});
   return ids;
@@ -249,8 +243,8 @@ int main(int argc, char** argv) {
   const auto one = run(*endpoint, stream + "-1", messages, 1, false);
   const auto three = run(*endpoint, stream + "-3", messages, 3, false);
   const auto retried = run(*endpoint, stream + "-r", messages, 1, true);
-  std::printf("%-44s %8s %8s %8s %9s %9s\n", "script call", "usec", "x empty", "cpu us",
-              "commands", "calls/s");
+  std::printf("%-44s %8s %8s %8s %9s %9s\n", "script call", "usec", "x empty", "cpu us", "commands",
+              "calls/s");
   print("empty script (return 0)", baseline, empty_usec);
   print("start, 1-invocation plan", one.first, empty_usec);
   print("complete, 1-invocation plan (acks)", one.second, empty_usec);

@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "app/registry.h"
+#include "bench_stream.h"
 #include "common/random.h"
 #include "common/system_clock.h"
 #include "observability/logger.h"
@@ -46,15 +47,7 @@ std::unique_ptr<redis::Connection> connect(const redis::Endpoint& endpoint) {
 void fill(redis::Connection& redis, const std::string& stream, int messages,
           const std::string& event) {
   (void)redis.command({"DEL", stream});
-  (void)redis.command({"XGROUP", "CREATE", stream, "relay", "0", "MKSTREAM"});
-  std::vector<std::vector<std::string>> batch;
-  for (int i = 0; i < messages; ++i) {
-    batch.push_back({"XADD", stream, "*", "event", event});
-    if (batch.size() == 500 || i + 1 == messages) {
-      (void)redis.pipeline(batch);
-      batch.clear();
-    }
-  }
+  (void)bench::addEvents(redis, stream, messages, event);
 }
 
 long long pending(redis::Connection& redis, const std::string& stream) {

@@ -23,6 +23,7 @@
 #include <thread>
 
 #include "app/registry.h"
+#include "bench_stream.h"
 #include "common/random.h"
 #include "common/system_clock.h"
 #include "observability/logger.h"
@@ -72,15 +73,7 @@ long long pending(redis::Connection& redis, const std::string& stream) {
 
 std::vector<std::string> fill(redis::Connection& redis, const std::string& stream, int messages) {
   (void)redis.command({"DEL", stream, "relay:" + stream + ":due:relay"});
-  (void)redis.command({"XGROUP", "CREATE", stream, "relay", "0", "MKSTREAM"});
-  std::vector<std::vector<std::string>> batch;
-  for (int i = 0; i < messages; ++i) {
-    batch.push_back({"XADD", stream, "*", "event", R"({"kind":"job"})"});
-  }
-  std::vector<std::string> ids;
-  auto replies = redis.pipeline(batch);
-  for (auto& reply : *replies) ids.emplace_back(*reply->string());
-  return ids;
+  return bench::addEvents(redis, stream, messages, R"({"kind":"job"})");
 }
 
 /// Makes every message a due retry: delivered long ago to a consumer that is gone, attempt 1

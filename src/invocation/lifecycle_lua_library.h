@@ -15,9 +15,6 @@ local function now_ms()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
-local function retained(key)
-  return redis.call('HEXISTS', key, 'relay:retained') == 1
-end
 local function parse_plan(text)
   local plan = {}
   for line in string.gmatch(text, '[^\n]+') do
@@ -29,8 +26,7 @@ local function parse_plan(text)
   end
   return plan
 end
-local function marker(key, field)
-  local text = redis.call('HGET', key, field)
+local function parse_marker(text)
   if not text then return nil end
   local p = split(text)
   local m = {state = p[1], attempt = tonumber(p[2]) or 0, token = '-'}
@@ -50,40 +46,79 @@ end
 local function terminal(m)
   return m ~= nil and (m.state == 'succeeded' or (m.state == 'exhausted' and m.dlq))
 end
-local function planned(key)
-  local text = redis.call('HGET', key, 'relay:plan')
-  if not text then return nil end
-  return parse_plan(text)
-end
-local function resolved(key)
-  local plan = planned(key)
-  if not plan then return true end
-  for _, e in ipairs(plan) do
-    if not terminal(marker(key, e.field)) then return false end
+-- A message's state hash read once per call (docs/pipeline.md "Scripts"): `hash` holds the
+-- fields read (all of them with read_state, the named ones with read_fields), updated as the
+-- script writes them; the writes reach Redis in one HSET, in order, at flush().
+local function state_of(key, hash)
+  local s = {key = key, hash = hash, writes = {}}
+  function s.put(field, value)
+    s.hash[field] = value
+    s.writes[#s.writes + 1] = field
+    s.writes[#s.writes + 1] = value
   end
-  return true
+  function s.flush()
+    if #s.writes > 0 then
+      redis.call('HSET', key, unpack(s.writes))
+      s.writes = {}
+    end
+  end
+  function s.retained() return s.hash['relay:retained'] ~= nil end
+  function s.marker(field) return parse_marker(s.hash[field]) end
+  -- The recorded plan (parsed once), nil when none is.
+  function s.plan()
+    if s.parsed == nil then
+      local text = s.hash['relay:plan']
+      s.parsed = text and parse_plan(text) or false
+    end
+    return s.parsed or nil
+  end
+  -- Every planned invocation is terminal (nothing planned: nothing owed).
+  function s.resolved()
+    for _, e in ipairs(s.plan() or {}) do
+      if not terminal(s.marker(e.field)) then return false end
+    end
+    return true
+  end
+  return s
 end
--- The due index holds each message at the earliest next_attempt_at of its failed invocations.
-local function reindex(key, due, id)
+local function read_state(key)
+  local flat = redis.call('HGETALL', key)
+  local hash = {}
+  for i = 1, #flat, 2 do hash[flat[i]] = flat[i + 1] end
+  return state_of(key, hash)
+end
+local function read_fields(key, fields)
+  local values = redis.call('HMGET', key, unpack(fields))
+  local hash = {}
+  for i, field in ipairs(fields) do
+    if values[i] then hash[field] = values[i] end
+  end
+  return state_of(key, hash)
+end
+-- The due index holds each message at the earliest next_attempt_at of its failed invocations
+-- (of `plan`, as `s` holds them now).
+local function reindex(s, plan, due, id)
   local earliest = nil
-  for _, e in ipairs(planned(key) or {}) do
-    local m = marker(key, e.field)
+  for _, e in ipairs(plan or {}) do
+    local m = s.marker(e.field)
     if m and m.state == 'failed' and (earliest == nil or m.next < earliest) then
       earliest = m.next
     end
   end
   if earliest then redis.call('ZADD', due, earliest, id) else redis.call('ZREM', due, id) end
 end
--- A message's state switched to retention (kept for `ttl` ms, or for ever with 0).
-local function retain(key, ttl)
-  redis.call('HSET', key, 'relay:retained', '1')
-  if ttl > 0 then redis.call('PEXPIRE', key, ttl) end
+-- A message's state switched to retention (kept for `ttl` ms, or for ever with 0), with the
+-- script's other writes to it.
+local function retain(s, ttl)
+  s.put('relay:retained', '1')
+  s.flush()
+  if ttl > 0 then redis.call('PEXPIRE', s.key, ttl) end
 end
--- The message leaves the PEL and its state is switched to retention in the same step.
-local function ack_and_retain(stream, key, due, group, id, ttl)
+-- The message leaves the PEL and its state (if any) is switched to retention in the same step.
+local function ack_and_retain(s, stream, due, group, id, ttl)
   redis.call('XACK', stream, group, id)
   redis.call('ZREM', due, id)
-  if redis.call('EXISTS', key) == 1 then retain(key, ttl) end
+  if next(s.hash) ~= nil then retain(s, ttl) end
 end
 -- Statistics never change a message's lifecycle: a failed increment is only counted.
 local stats_failures = 0

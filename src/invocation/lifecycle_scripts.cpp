@@ -12,24 +12,27 @@ local key, due, attempts = KEYS[1], KEYS[2], KEYS[3]
 local candidate, mask, token = ARGV[1], ARGV[2], ARGV[3]
 local grace, lease, margin, id = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
 local started, ttl = ARGV[8], tonumber(ARGV[9])
-if retained(key) then return {'retained'} end
-local text = redis.call('HGET', key, 'relay:plan')
+-- One read: the candidate's markers are the recorded plan's whenever this call goes on.
+local plan = parse_plan(candidate)
+local fields = {'relay:retained', 'relay:plan'}
+for _, e in ipairs(plan) do fields[#fields + 1] = e.field end
+local s = read_fields(key, fields)
+if s.retained() then return {'retained'} end
+local text = s.hash['relay:plan']
 if not text then
-  redis.call('HSET', key, 'relay:plan', candidate)
-  text = candidate
+  s.put('relay:plan', candidate)
 elseif text ~= candidate then
   return {'replan', text}
 end
-local plan = parse_plan(text)
 local now = now_ms()
 local markers = {}
 for i, e in ipairs(plan) do
-  local m = marker(key, e.field)
+  local m = s.marker(e.field)
   markers[i] = m
-  if m and m.state == 'corrupt' then return {'corrupt', e.field, m.text} end
+  if m and m.state == 'corrupt' then s.flush(); return {'corrupt', e.field, m.text} end
   if m and m.state == 'running' then
-    if m.token == token then return {'run', i - 1, m.attempt} end  -- a repeat: same claim
-    if now < m.deadline then return {'busy', i - 1, m.attempt} end
+    if m.token == token then s.flush(); return {'run', i - 1, m.attempt} end  -- a repeat: same claim
+    if now < m.deadline then s.flush(); return {'busy', i - 1, m.attempt} end
   end
 end
 local owed, pending = {}, false
@@ -45,7 +48,7 @@ for i, e in ipairs(plan) do
     if m.state == 'failed' and now < m.next then
       pending = true
     elseif m.attempt >= e.max then
-      redis.call('HSET', key, e.field, 'exhausted:' .. m.attempt .. ':' .. token)
+      s.put(e.field, 'exhausted:' .. m.attempt .. ':' .. token)
       owed[#owed + 1] = i - 1
       owed[#owed + 1] = m.attempt
     else
@@ -55,8 +58,9 @@ for i, e in ipairs(plan) do
   if attempt then
     if string.sub(mask, i, i) == '1' then
       local hold = math.min(e.timeout + grace, lease) + margin
-      redis.call('HSET', key, e.field, 'running:' .. attempt .. ':' .. token .. ':' .. (now + hold))
-      reindex(key, due, id)
+      s.put(e.field, 'running:' .. attempt .. ':' .. token .. ':' .. (now + hold))
+      s.flush()
+      reindex(s, plan, due, id)
       local unjournaled = 0
       if started ~= '' then unjournaled = journal(attempts, e.field .. '#' .. attempt, started, ttl) end
       return {'run', i - 1, attempt, unjournaled}
@@ -64,7 +68,8 @@ for i, e in ipairs(plan) do
     pending = true
   end
 end
-reindex(key, due, id)
+s.flush()
+reindex(s, plan, due, id)
 if pending then return {'pending'} end
 if #owed > 0 then
   local reply = {'owes'}
@@ -83,50 +88,54 @@ local reason, tail, record_field, record = ARGV[9], ARGV[10], ARGV[11], ARGV[12]
 -- The finished attempt's journal record, whatever the verdict below.
 local unjournaled = 0
 if record_field ~= '' then unjournaled = journal(attempts, record_field, record, ttl) end
-local m = marker(key, field)
-local function acked() return retained(key) and 1 or 0 end
+local s = read_state(key)
+local m = s.marker(field)
+local acked = s.retained() and 1 or 0
 -- A repeat of a call whose reply was lost: the recorded verdict, nothing changed twice.
 if m and m.token == token and m.state ~= 'running' and m.state ~= 'corrupt' then
-  return {m.state, acked(), m.dlq and 1 or 0, 0, unjournaled}
+  return {m.state, acked, m.dlq and 1 or 0, 0, unjournaled}
 end
-if retained(key) then return {'retained', 1, 0, 0, unjournaled} end
+if acked == 1 then return {'retained', 1, 0, 0, unjournaled} end
 if not m or m.state ~= 'running' or m.token ~= token then return {'stale', 0, 0, 0, unjournaled} end
+local plan = s.plan()
 local max = 1
-for _, e in ipairs(planned(key) or {}) do
+for _, e in ipairs(plan or {}) do
   if e.field == field then max = e.max end
 end
 stat(stats, field, 'duration_seconds', duration)
 local verdict, written = 'succeeded', 0
 if outcome == 'succeeded' then
   stat(stats, field, 'succeeded', 1)
-  redis.call('HSET', key, field, 'succeeded:' .. m.attempt .. ':' .. token)
+  s.put(field, 'succeeded:' .. m.attempt .. ':' .. token)
 else
   stat(stats, field, 'failed', 1)
-  redis.call('HSET', key, 'relay:reason:' .. field, reason, 'relay:tail:' .. field, tail)
+  s.put('relay:reason:' .. field, reason)
+  s.put('relay:tail:' .. field, tail)
   if m.attempt >= max then
     verdict = 'exhausted'
     local text = 'exhausted:' .. m.attempt .. ':' .. token
     -- The entry is written now only when every other invocation is terminal: otherwise the
     -- message is dead-lettered once they all are, its owed entries in plan order.
     local others = true
-    for _, e in ipairs(planned(key) or {}) do
-      if e.field ~= field and not terminal(marker(key, e.field)) then others = false end
+    for _, e in ipairs(plan or {}) do
+      if e.field ~= field and not terminal(s.marker(e.field)) then others = false end
     end
     if others and #ARGV > 12 and xadd_dlq(dlq, stream, group, id, 13) then
       stat(stats, field, 'dlq', 1)
       text, written = text .. ':dlq', 1
     end
-    redis.call('HSET', key, field, text)
+    s.put(field, text)
   else
     verdict = 'failed'
-    redis.call('HSET', key, field, 'failed:' .. m.attempt .. ':' .. (now_ms() + delay) .. ':' .. token)
+    s.put(field, 'failed:' .. m.attempt .. ':' .. (now_ms() + delay) .. ':' .. token)
   end
 end
-if resolved(key) then
-  ack_and_retain(stream, key, due, group, id, ttl)
+if s.resolved() then
+  ack_and_retain(s, stream, due, group, id, ttl)
   return {verdict, 1, written, stats_failures, unjournaled}
 end
-reindex(key, due, id)
+s.flush()
+reindex(s, plan, due, id)
 return {verdict, 0, written, stats_failures, unjournaled}
 )LUA";
 
@@ -134,19 +143,21 @@ constexpr const char* kRelease = R"LUA(
 local key, due, attempts = KEYS[1], KEYS[2], KEYS[3]
 local field, token, retry_after, id = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local unjournal = ARGV[5] == '1'
-if retained(key) then return 'retained' end
+local s = read_state(key)
+if s.retained() then return 'retained' end
 if field == '' then
   -- The caller does not know which invocation its token claimed (start's reply was lost).
-  for _, e in ipairs(planned(key) or {}) do
-    local held = marker(key, e.field)
+  for _, e in ipairs(s.plan() or {}) do
+    local held = s.marker(e.field)
     if held and held.state == 'running' and held.token == token then field = e.field end
   end
   if field == '' then return 'not_held' end
 end
-local m = marker(key, field)
+local m = s.marker(field)
 if not m or m.state ~= 'running' or m.token ~= token then return 'not_held' end
-redis.call('HSET', key, field, 'failed:' .. (m.attempt - 1) .. ':' .. (now_ms() + retry_after) .. ':-')
-reindex(key, due, id)
+s.put(field, 'failed:' .. (m.attempt - 1) .. ':' .. (now_ms() + retry_after) .. ':-')
+s.flush()
+reindex(s, s.plan(), due, id)
 -- No handler ran: the record *start* kept for this attempt goes (best effort, like it).
 if unjournal then redis.pcall('HDEL', attempts, field .. '#' .. m.attempt) end
 return 'released'
@@ -156,8 +167,9 @@ constexpr const char* kRenew = R"LUA(
 local key, stream = KEYS[1], KEYS[2]
 local field, token, extend = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local group, consumer, id = ARGV[4], ARGV[5], ARGV[6]
-if retained(key) then return 'retained' end
-local m = marker(key, field)
+local s = read_fields(key, {'relay:retained', field})
+if s.retained() then return 'retained' end
+local m = s.marker(field)
 if not m or m.state ~= 'running' or m.token ~= token then return 'lost' end
 local deadline = math.max(m.deadline, now_ms() + extend)
 redis.call('HSET', key, field, 'running:' .. m.attempt .. ':' .. token .. ':' .. deadline)
@@ -168,11 +180,12 @@ return 'renewed'
 constexpr const char* kWriteDlq = R"LUA(
 local key, dlq, stream, due, stats = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local field, ttl, group, id = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4]
-if retained(key) then return {'retained', 1} end
-local m = marker(key, field)
+local s = read_state(key)
+if s.retained() then return {'retained', 1} end
+local m = s.marker(field)
 if field == '-/-' then
   -- An unrunnable message; a recorded plan means an earlier delivery classified it.
-  local text = redis.call('HGET', key, 'relay:plan')
+  local text = s.hash['relay:plan']
   if text then return {'planned', text} end
   if not m then m = {state = 'exhausted', attempt = 0, token = '-', dlq = false} end
 end
@@ -180,8 +193,8 @@ if not m or m.state ~= 'exhausted' then return {'stale', 0} end
 local verdict = 'exists'
 if not m.dlq then
   -- The failing attempt's exit reason and output tail, when this worker did not see it run.
-  local reason = redis.call('HGET', key, 'relay:reason:' .. field)
-  local tail = redis.call('HGET', key, 'relay:tail:' .. field)
+  local reason = s.hash['relay:reason:' .. field]
+  local tail = s.hash['relay:tail:' .. field]
   if reason then
     for i = 5, #ARGV, 2 do
       if ARGV[i] == 'reason' then ARGV[i + 1] = reason end
@@ -196,14 +209,15 @@ if not m.dlq then
   if not xadd_dlq(dlq, stream, group, id, 5) then
     return redis.error_reply('DLQ ' .. dlq .. ' cannot be written')
   end
-  redis.call('HSET', key, field, 'exhausted:' .. m.attempt .. ':' .. m.token .. ':dlq')
+  s.put(field, 'exhausted:' .. m.attempt .. ':' .. m.token .. ':dlq')
   stat(stats, field, 'dlq', 1)
   verdict = 'written'
 end
-if resolved(key) then
-  ack_and_retain(stream, key, due, group, id, ttl)
+if s.resolved() then
+  ack_and_retain(s, stream, due, group, id, ttl)
   return {verdict, 1, stats_failures}
 end
+s.flush()
 return {verdict, 0, stats_failures}
 )LUA";
 
@@ -214,11 +228,11 @@ local group, ttl = ARGV[1], tonumber(ARGV[2])
 local now = nil
 -- An occurrence whose schedule no longer exists leaves the PEL even with attempts left, unless
 -- one of its invocations is running right now; nothing else is acknowledged unresolved.
-local function obsoleteOccurrence(key)
+local function obsoleteOccurrence(s)
   now = now or now_ms()
-  for _, e in ipairs(planned(key) or {}) do
+  for _, e in ipairs(s.plan() or {}) do
     if e.trigger ~= 's' then return false end
-    local m = marker(key, e.field)
+    local m = s.marker(e.field)
     if m and m.state == 'running' and now < m.deadline then return false end
   end
   return true
@@ -247,15 +261,16 @@ end
 for i = 3, #KEYS do
   local key, id, obsolete = KEYS[i], ARGV[2 * i - 3], ARGV[2 * i - 2] == '1'
   -- No state: never classified before (an unmatched event, almost always).
-  local has_state = some_state and redis.call('EXISTS', key) == 1
-  if has_state and retained(key) then
+  local s = some_state and read_state(key)
+  local has_state = s and next(s.hash) ~= nil
+  if has_state and s.retained() then
     answer('retained')
     xacks[#xacks + 1] = id
-  elseif has_state and not resolved(key) and not (obsolete and obsoleteOccurrence(key)) then
-    answer('unresolved', redis.call('HGET', key, 'relay:plan'))
+  elseif has_state and not s.resolved() and not (obsolete and obsoleteOccurrence(s)) then
+    answer('unresolved', s.hash['relay:plan'])
   else
     -- The message leaves the PEL and its state is switched to retention in the same step.
-    if has_state then retain(key, ttl) end
+    if has_state then retain(s, ttl) end
     answer('acked')
     xacks[#xacks + 1] = id
     acked[#acked + 1] = id
@@ -269,11 +284,12 @@ return verdicts
 constexpr const char* kClearMissing = R"LUA(
 local stream, key, due = KEYS[1], KEYS[2], KEYS[3]
 local group, id, ttl = ARGV[1], ARGV[2], tonumber(ARGV[3])
-if retained(key) then
+local s = read_state(key)
+if s.retained() then
   redis.call('XACK', stream, group, id)
   return 'retained'
 end
-ack_and_retain(stream, key, due, group, id, ttl)
+ack_and_retain(s, stream, due, group, id, ttl)
 return 'cleared'
 )LUA";
 

@@ -193,6 +193,51 @@ TYPED_TEST_P(LifecycleStoreContract, FailedAttemptWaitsForItsBackoffOnTheStoresC
   EXPECT_FALSE(this->backend_.dueAt(id));  // running: nothing due
 }
 
+// The due index follows the retry of one invocation through the other's claim and the start that
+// marks the other exhausted (docs/pipeline.md "State in Redis").
+TYPED_TEST_P(LifecycleStoreContract, DueIndexKeepsTheRetryOfOneInvocationWhileAnotherMoves) {
+  const Plan plan{{planned("shop", "a", 1), planned("shop", "b")}};
+  const std::string id = this->backend_.deliver();
+  ASSERT_EQ(this->start(id, plan, "t1", {false, true}).index, 1u);
+  this->complete(id, "shop/b", "t1", failure("exit 3", milliseconds(60'000)));
+  const std::int64_t retry_b = this->marker(id, "shop/b")->next_attempt_ms;
+  EXPECT_EQ(this->backend_.dueAt(id), retry_b);
+  const StartVerdict a = this->start(id, plan, "t2");
+  EXPECT_EQ(a.kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(a.index, 0u);
+  EXPECT_EQ(this->backend_.dueAt(id), retry_b);  // a's claim leaves b's retry indexed
+  this->backend_.pass(milliseconds(200));        // a's worker died on its only attempt
+  const StartVerdict later = this->start(id, plan, "t3");
+  EXPECT_EQ(later.kind, StartVerdict::Kind::kPending);
+  EXPECT_EQ(this->marker(id, "shop/a")->state, Marker::State::kExhausted);
+  EXPECT_EQ(this->backend_.dueAt(id), retry_b);  // the start that exhausted a kept it
+  EXPECT_TRUE(this->backend_.pending(id));
+}
+
+// Whichever invocation resolves last acknowledges, after the others' own completions did not.
+TYPED_TEST_P(LifecycleStoreContract, LastInvocationToResolveAcknowledgesWhicheverItIs) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->two(), "t1");
+  EXPECT_FALSE(this->complete(id, "shop/a", "t1", failure()).acked);
+  const std::int64_t retry_a = this->marker(id, "shop/a")->next_attempt_ms;
+  ASSERT_EQ(this->start(id, this->two(), "t2").index, 1u);
+  const CompleteVerdict b = this->complete(id, "shop/b", "t2", success());
+  EXPECT_FALSE(b.acked);  // a still owes a retry
+  EXPECT_EQ(this->backend_.dueAt(id), retry_a);
+  EXPECT_FALSE(this->backend_.field(id, std::string(kRetainedField)));
+  this->backend_.pass(milliseconds(200));
+  const StartVerdict again = this->start(id, this->two(), "t3");
+  ASSERT_EQ(again.index, 0u);
+  EXPECT_EQ(again.attempt, 2);
+  const CompleteVerdict a = this->complete(id, "shop/a", "t3", success());
+  EXPECT_EQ(a.kind, CompleteVerdict::Kind::kSucceeded);
+  EXPECT_TRUE(a.acked);
+  EXPECT_FALSE(this->backend_.pending(id));
+  EXPECT_FALSE(this->backend_.dueAt(id));
+  EXPECT_EQ(this->backend_.field(id, std::string(kRetainedField)), "1");
+  EXPECT_EQ(this->marker(id, "shop/b")->state, Marker::State::kSucceeded);
+}
+
 TYPED_TEST_P(LifecycleStoreContract, LastCompletionAcknowledgesAndRetainsInOneStep) {
   const std::string id = this->backend_.deliver();
   this->start(id, this->one(), "t1");
@@ -706,7 +751,9 @@ REGISTER_TYPED_TEST_SUITE_P(
     LifecycleStoreContract, FirstStartRecordsThePlanAndClaimsAttemptOne,
     RecordedPlanWinsOverALaterClassification, RepeatedStartWithTheSameTokenReturnsTheSameClaim,
     LiveClaimOnAnyInvocationMakesTheMessageBusy, FailedAttemptWaitsForItsBackoffOnTheStoresClock,
-    LastCompletionAcknowledgesAndRetainsInOneStep, AckIsRefusedWhileAPlannedInvocationIsNotTerminal,
+    DueIndexKeepsTheRetryOfOneInvocationWhileAnotherMoves,
+    LastInvocationToResolveAcknowledgesWhicheverItIs, LastCompletionAcknowledgesAndRetainsInOneStep,
+    AckIsRefusedWhileAPlannedInvocationIsNotTerminal,
     UnrunnableInvocationIsSkippedAndTheNextOneRuns,
     LastFailedAttemptWritesItsDlqEntryAndAcksAtomically,
     RepeatedCompleteReturnsTheSameVerdictAndChangesNothingTwice, StaleTokenChangesNothing,
