@@ -1,5 +1,14 @@
 #include "runtime/handler_resolver.h"
 
+#include <fcntl.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "common/unique_fd.h"
+
 namespace relay::runtime {
 namespace {
 
@@ -26,16 +35,33 @@ bool isDigit(char c) { return c >= '0' && c <= '9'; }
 
 std::string quoted(std::string_view text) { return "\"" + std::string(text) + "\""; }
 
-// Where `file` really lives, if it stays inside `app_dir`; both are resolved through symlinks.
-bool staysInside(const std::filesystem::path& app_dir, const std::filesystem::path& file,
-                 std::filesystem::path& resolved) {
+// Whether `relative` resolves beneath `app_dir` without leaving it, checked by the kernel in
+// one walk (openat2 RESOLVE_BENEATH, Linux 5.6+): false also when the kernel cannot say (an
+// absolute symlink, no openat2), and then the caller compares canonical paths instead.
+bool resolvesBeneath(const std::filesystem::path& app_dir, const std::filesystem::path& relative) {
+  const UniqueFd dir(::open(app_dir.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
+  if (!dir.valid()) return false;
+  open_how how{};
+  how.flags = O_PATH | O_CLOEXEC;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  const UniqueFd file(
+      static_cast<int>(::syscall(SYS_openat2, dir.get(), relative.c_str(), &how, sizeof how)));
+  return file.valid();
+}
+
+// Where `file` (`app_dir` / `relative`) really lives, if it stays inside `app_dir`; both are
+// resolved through symlinks. The common case (no symlink leaving the directory) costs one
+// kernel walk; otherwise both paths are made canonical (a readlink per component) and compared.
+bool staysInside(const std::filesystem::path& app_dir, const std::filesystem::path& relative,
+                 const std::filesystem::path& file, std::filesystem::path& resolved) {
+  if (resolvesBeneath(app_dir, relative)) return true;
   std::error_code ec;
   const std::filesystem::path root = std::filesystem::canonical(app_dir, ec);
   if (ec) return false;
   resolved = std::filesystem::canonical(file, ec);
   if (ec) return false;
-  const std::filesystem::path relative = resolved.lexically_relative(root);
-  return !relative.empty() && *relative.begin() != "..";
+  const std::filesystem::path from_root = resolved.lexically_relative(root);
+  return !from_root.empty() && *from_root.begin() != "..";
 }
 
 }  // namespace
@@ -107,7 +133,7 @@ Result<HandlerTarget> resolveHandler(Language language, const std::filesystem::p
     const std::filesystem::file_status status = std::filesystem::status(full, ec);
     if (!std::filesystem::exists(status)) continue;
     std::filesystem::path resolved;
-    if (!staysInside(app_dir, full, resolved)) {
+    if (!staysInside(app_dir, candidate, full, resolved)) {
       return Error::invalid(candidate.string() + " resolves outside the app directory" +
                             (resolved.empty() ? "" : " (to " + resolved.string() + ")"));
     }

@@ -59,6 +59,38 @@ TEST(HandlerResolver, SymlinkLeavingTheAppDirectoryIsRefused) {
                 std::filesystem::canonical(dir.path() / "outside/tool.sh").string() + ")");
 }
 
+TEST(HandlerResolver, SymlinksThatStayInsideTheAppDirectoryAreFollowed) {
+  TempDir dir;
+  dir.write("app/lib/tool.sh", "#!/bin/sh\n", 0755);
+  std::filesystem::create_directories(dir.path() / "app/bin");
+  // Relative (checked in one kernel walk) and absolute (the kernel's beneath-walk refuses any
+  // absolute link, so the canonical paths decide): both land inside.
+  std::filesystem::create_symlink("../lib/tool.sh", dir.path() / "app/bin/relative.sh");
+  std::filesystem::create_symlink(dir.path() / "app/lib/tool.sh", dir.path() / "app/bin/absolute.sh");
+  for (const char* handler : {"bin/relative.sh", "bin/absolute.sh"}) {
+    const auto target = resolveHandler(Language::kExec, dir.path() / "app", handler);
+    ASSERT_TRUE(target.ok()) << handler << ": " << target.error().message;
+    EXPECT_EQ(target->file, handler);
+  }
+}
+
+TEST(HandlerResolver, AnAbsoluteSymlinkLeavingTheAppDirectoryIsRefused) {
+  TempDir dir;
+  dir.write("outside/tool.sh", "#!/bin/sh\n", 0755);
+  std::filesystem::create_directories(dir.path() / "app/bin");
+  std::filesystem::create_symlink(dir.path() / "outside/tool.sh", dir.path() / "app/bin/tool.sh");
+  const auto target = resolveHandler(Language::kExec, dir.path() / "app", "bin/tool.sh");
+  ASSERT_FALSE(target.ok());
+  EXPECT_NE(target.error().message.find("resolves outside the app directory"), std::string::npos);
+}
+
+TEST(HandlerResolver, AppDirectoryReachedThroughASymlinkIsStillItsOwnRoot) {
+  TempDir dir;
+  dir.write("real/bin/run", "#!/bin/sh\n", 0755);
+  std::filesystem::create_directory_symlink(dir.path() / "real", dir.path() / "link");
+  EXPECT_TRUE(resolveHandler(Language::kExec, dir.path() / "link", "bin/run").ok());
+}
+
 TEST(HandlerResolver, DirectoryIsNotAHandler) {
   TempDir dir;
   std::filesystem::create_directories(dir.path() / "a/b.py");
