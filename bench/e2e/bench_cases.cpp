@@ -10,9 +10,16 @@
 #include <fstream>
 #include <thread>
 
+#include "common/system_clock.h"
 #include "e2e/stream_probe.h"
 #include "e2e/worker_process.h"
 #include "redis/connection.h"
+#include "runtime/child_process.h"
+#include "runtime/handler_command.h"
+#include "runtime/sandbox/bwrap_command.h"
+#include "runtime/sandbox/sandbox_probe.h"
+#include "runtime/sandbox/sandbox_settings.h"
+#include "runtime/sandbox/seccomp_filter.h"
 
 namespace relay::bench {
 namespace {
@@ -250,6 +257,23 @@ BareCommands bareCommands(const BenchContext& context) {
   commands.bwrap.insert(commands.bwrap.end(),
                         {"--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--ro-bind", app,
                          "/app", "--chdir", "/app", "--", "/app/bin/stamp"});
+  // Relay's own sandbox options for the same handler, built by Relay's code.
+  relay::runtime::SandboxSettings settings;
+  relay::runtime::SandboxTools tools;
+  if (auto bwrap = relay::runtime::findExecutable("bwrap", settings.search_path)) {
+    relay::SystemClock clock;
+    tools.bwrap = *bwrap;
+    tools.bwrap_disable_userns = relay::runtime::bwrapSupports(*bwrap, "--disable-userns", clock);
+    auto seccomp = relay::runtime::SeccompFilter::build();
+    if (seccomp.ok()) {
+      relay::runtime::InvocationSpec spec;
+      spec.app = "bench";
+      spec.app_dir = app;
+      spec.handler = "bin/stamp";
+      commands.relay_bwrap = relay::runtime::sandboxArgv(settings, tools, spec);
+      commands.relay_seccomp = seccomp->program();
+    }
+  }
   if (::access("/usr/bin/docker", X_OK) != 0) {
     commands.docker_problem = "no /usr/bin/docker";
   } else if (std::system(

@@ -68,6 +68,10 @@ MemoryResult workerMemory(const BenchContext& context, long backlog);
 struct BareCommands {
   std::vector<std::string> process;
   std::vector<std::string> bwrap;
+  /// bwrap with exactly the options Relay's sandbox runtime gives a cold start (its argv
+  /// builder, docs/runtimes.md "sandbox") and `relay_seccomp` for --seccomp 3; no cgroup.
+  std::vector<std::string> relay_bwrap;
+  std::string relay_seccomp;
   std::vector<std::string> docker;  // empty when docker cannot be measured
   std::string docker_problem;
 };

@@ -16,6 +16,9 @@ struct BareCommand {
   std::vector<std::string> env;   // complete environment
   std::optional<uid_t> uid;       // dropped to before exec (as Relay does before bwrap)
   std::optional<gid_t> gid;
+  /// When set, each start finds this seccomp program on a fresh memfd at descriptor 3 (what
+  /// Relay hands `bwrap --seccomp 3`).
+  std::string seccomp_program;
 };
 
 /// Starts `count` runs of `command` from `concurrency` single-threaded spawner processes, each

@@ -66,7 +66,8 @@ TEST(HandlerResolver, SymlinksThatStayInsideTheAppDirectoryAreFollowed) {
   // Relative (checked in one kernel walk) and absolute (the kernel's beneath-walk refuses any
   // absolute link, so the canonical paths decide): both land inside.
   std::filesystem::create_symlink("../lib/tool.sh", dir.path() / "app/bin/relative.sh");
-  std::filesystem::create_symlink(dir.path() / "app/lib/tool.sh", dir.path() / "app/bin/absolute.sh");
+  std::filesystem::create_symlink(dir.path() / "app/lib/tool.sh",
+                                  dir.path() / "app/bin/absolute.sh");
   for (const char* handler : {"bin/relative.sh", "bin/absolute.sh"}) {
     const auto target = resolveHandler(Language::kExec, dir.path() / "app", handler);
     ASSERT_TRUE(target.ok()) << handler << ": " << target.error().message;
