@@ -77,6 +77,12 @@ Result<std::unique_ptr<Connection>> Connection::create(const Endpoint& endpoint,
 
 bool Connection::ok() const { return link_->ok(); }
 
+void Connection::interrupt() {
+  const std::lock_guard lock(link_mutex_);
+  interrupted_ = true;
+  link_->shutdownSocket();
+}
+
 std::string Connection::server() const { return link_->address().describe(); }
 
 Result<Reply> Connection::checked(Result<Reply> reply) {
@@ -112,7 +118,11 @@ Result<Reply> Connection::send(Argv& argv) {
       if (auto asked = (*target)->getReply(); !asked) return asked.error();
       return (*target)->getReply();
     }
-    link_ = std::move(target).value();
+    {
+      const std::lock_guard lock(link_mutex_);
+      link_ = std::move(target).value();
+      if (interrupted_) link_->shutdownSocket();
+    }
     break_reported_ = false;
     if (endpoint_.topology) endpoint_.topology->redirectedTo(link_->address().describe());
   }

@@ -1,9 +1,11 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
 #include <initializer_list>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -91,6 +93,14 @@ class Connection {
   /// Changes the per-operation command timeout (zero: wait forever).
   Status setCommandTimeout(std::chrono::milliseconds timeout);
 
+  /// Thread-safe, and the only call another thread may make while one uses the connection:
+  /// ends the call blocked on it (an XREADGROUP BLOCK) at once, which fails and breaks the
+  /// connection, as does every later call (a worker that stops does not wait for the BLOCK).
+  /// The caller keeps the connection alive until this returns.
+  void interrupt();
+  /// Whether interrupt() was called: a failure since is the interruption, not a fault.
+  bool interrupted() const { return interrupted_.load(); }
+
  private:
   Connection(Endpoint endpoint, std::unique_ptr<LinkOptions> options, std::unique_ptr<Link> link,
              bool cluster);
@@ -106,6 +116,8 @@ class Connection {
   std::unique_ptr<Link> link_;
   bool cluster_ = false;
   bool break_reported_ = false;  // the topology was told this connection broke
+  std::mutex link_mutex_;        // interrupt() against a redirect replacing link_
+  std::atomic<bool> interrupted_{false};
 };
 
 }  // namespace relay::redis

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <hiredict/hiredict.h>
 #include <openssl/err.h>
+#include <sys/socket.h>
 #include <sys/time.h>
 
 #include <cerrno>
@@ -158,6 +159,12 @@ void Link::breakWith(std::string reason) {
   broken_ = true;
   broken_reason_ = std::move(reason);
   pending_ = 0;
+}
+
+void Link::shutdownSocket() const {
+  // The descriptor stays open (and ours) until the link is destroyed: no other socket can
+  // have taken its number meanwhile.
+  if (context_ && context_->fd >= 0) ::shutdown(context_->fd, SHUT_RDWR);
 }
 
 Error Link::fail(int saved_errno) {

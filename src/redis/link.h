@@ -64,6 +64,9 @@ class Link {
   Status setCommandTimeout(std::chrono::milliseconds timeout);
   /// Marks the link unusable: later calls fail with kClosed naming `reason`.
   void breakWith(std::string reason);
+  /// Shuts the socket down, so a call blocked on it (in this or another thread) returns at once
+  /// with EOF, which breaks the link there. The only member another thread may call.
+  void shutdownSocket() const;
 
  private:
   Link(Address address, CHandle<redictContext, redictFree> context);

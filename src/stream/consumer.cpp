@@ -126,7 +126,11 @@ redis::Result<int> Consumer::pollDueOnce(redis::Connection& redis) {
 
 void Consumer::stop() {
   stopping_ = true;
-  { const std::lock_guard lock(mutex_); }  // a waiter between its check and its wait sees it
+  {
+    // A waiter between its check and its wait sees it; a blocking read ends now.
+    const std::lock_guard lock(mutex_);
+    if (blocking_read_) blocking_read_->interrupt();
+  }
   queued_.notify_all();
   has_room_.notify_all();
 }
@@ -260,8 +264,15 @@ void Consumer::readerLoop() {
       // wait a moment for a few slots, not one (docs/pipeline.md "Reading").
       const int room = backlog ? waitForRoom(gather_room, settings_.gather) : waitForRoom();
       count = std::min(room, settings_.read_count);
-      if (stopping_) return std::vector<StreamEntry>{};
-      return reader_.read(*redis, count);
+      {
+        const std::lock_guard lock(mutex_);
+        if (stopping_) return std::vector<StreamEntry>{};
+        blocking_read_ = redis.get();
+      }
+      auto read = reader_.read(*redis, count);
+      const std::lock_guard lock(mutex_);
+      blocking_read_ = nullptr;
+      return read;
     }();
     if (stopping_) return;
     if (entries.ok()) {

@@ -163,6 +163,9 @@ class Consumer {
   std::deque<StreamEntry> queue_;
   std::set<std::string> unfinished_;  // queued or being processed here
   int reserved_ = 0;                  // room of the reader's reads in flight or being settled
+  // The reader's connection while it waits in XREADGROUP BLOCK: stop() interrupts it, so an
+  // idle worker stops at once rather than when the BLOCK ends.
+  redis::Connection* blocking_read_ = nullptr;
 };
 
 }  // namespace relay::stream

@@ -22,6 +22,8 @@ redis::Status GroupReader::ensureGroup(redis::Connection& redis) const {
 }
 
 redis::Error GroupReader::failed(redis::Connection& redis, redis::Error error) {
+  // The worker stopping ended the read (Connection::interrupt): no fault of Redis.
+  if (redis.interrupted()) return error;
   metrics_.countRedisError("xreadgroup");
   health_.failed(error);
   // The group vanished (XGROUP DESTROY, FLUSHALL): create it again.

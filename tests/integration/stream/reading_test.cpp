@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <future>
 #include <string>
 #include <thread>
 #include <vector>
@@ -74,6 +75,34 @@ TEST_F(Reading, UnderABacklogOneReadBringsSeveralMessagesAndTheInHandLimitHolds)
   EXPECT_EQ(reads() - before, 1);
   EXPECT_EQ(pendingCount(), 16);
   EXPECT_EQ(consumer_->inHand(), 16);
+}
+
+TEST_F(Reading, AnIdleWorkerStopsAtOnceNotWhenItsBlockingReadEnds) {
+  consumer_settings_.block = std::chrono::hours(1);
+  build();
+  start();
+  // Wait until the reader sits in its XREADGROUP BLOCK on an empty stream.
+  const auto blocked = [&] {
+    const std::string info(*redis_->command({"INFO", "clients"})->string());
+    return info.find("blocked_clients:1") != std::string::npos;
+  };
+  for (int i = 0; i < 1000 && !blocked(); ++i) real_clock_.sleepFor(milliseconds(10));
+  ASSERT_TRUE(blocked());
+  std::promise<void> stopped;
+  std::thread waiter([&] {
+    worker_.join();
+    stopped.set_value();
+  });
+  consumer_->stop();
+  // Without the interruption run() would return only when the hour-long BLOCK ends.
+  const bool returned =
+      stopped.get_future().wait_for(std::chrono::seconds(30)) == std::future_status::ready;
+  // Failing, end the read from Redis's side so the test does not wait for the hour.
+  if (!returned) (void)redis_->command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"});
+  waiter.join();
+  EXPECT_TRUE(returned);
+  // Stopping is no fault of Redis: nothing counted, nothing reported unhealthy.
+  EXPECT_EQ(metrics_.value("relay_redis_errors_total", {{"op", "xreadgroup"}}), 0);
 }
 
 TEST_F(Reading, ALoneEventIsReadAtOnceEvenWithFewerSlotsFreeThanABacklogWaitsFor) {
