@@ -205,10 +205,9 @@ int Consumer::waitForRoom(int wanted, milliseconds patience) {
   return stopping_ ? 0 : room();
 }
 
-int Consumer::hold(int messages) {
+void Consumer::hold(int messages) {
   std::lock_guard lock(mutex_);
   reserved_ += messages;
-  return messages;
 }
 
 int Consumer::reserveNow(int limit, int wanted) {
@@ -275,15 +274,6 @@ void Consumer::readerLoop() {
       return read;
     }();
     if (stopping_) return;
-    if (entries.ok()) {
-      const int brought = static_cast<int>(entries->size());
-      if (reserved == 0) {
-        reserved = hold(brought);
-      } else {
-        release(reserved - brought);
-        reserved = brought;
-      }
-    }
     if (!entries.ok()) {
       release(reserved);
       logger_.warn("reading the stream failed", {{"error", entries.error().message}});
@@ -291,6 +281,14 @@ void Consumer::readerLoop() {
       if (redis->ok()) sleepUnlessStopping(backoff);
       continue;
     }
+    // From here the reservation is exactly what the read brought.
+    const int brought = static_cast<int>(entries->size());
+    if (reserved == 0) {
+      hold(brought);
+    } else {
+      release(reserved - brought);
+    }
+    reserved = brought;
     backlog = static_cast<int>(entries->size()) == count;
     if (backlog) {
       // Redis serves the next read while this one's acknowledgements make their round trip,

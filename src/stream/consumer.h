@@ -129,9 +129,9 @@ class Consumer {
   /// The reader's reservations: room that counts in hand (for every source's waitForRoom)
   /// until enqueue() or release() gives it back, so no other source takes the room of the
   /// messages a read brought, or of a read sent ahead, while the reader settles them.
-  /// hold() reserves `messages` (read already) and returns it; reserveNow() reserves
+  /// hold() reserves `messages` (read already); reserveNow() reserves
   /// min(room, `limit`) if the room is at least `wanted`, else nothing (0).
-  int hold(int messages);
+  void hold(int messages);
   /// Free room in hand (mutex_ held).
   int roomLocked() const;
   int reserveNow(int limit, int wanted);
