@@ -40,11 +40,11 @@ redis::Status GroupReader::request(redis::Connection& redis, int count) {
 
 redis::Result<std::vector<StreamEntry>> GroupReader::take(redis::Connection& redis, int count) {
   auto reply = redis.getReply();
-  // A cluster moved the stream's slot: the read never ran; make it again, following the
-  // redirect, with no failure to count.
+  // A cluster moved the stream's slot: the read never ran; make it again as it was sent
+  // (without BLOCK), following the redirect, with no failure to count.
   if (!reply.ok() &&
       (redis::isReplyError(reply.error(), "MOVED") || redis::isReplyError(reply.error(), "ASK"))) {
-    return read(redis, count);
+    return readNow(redis, count, /*block=*/false);
   }
   if (!reply.ok()) return failed(redis, reply.error());
   health_.healthy();
@@ -52,8 +52,13 @@ redis::Result<std::vector<StreamEntry>> GroupReader::take(redis::Connection& red
 }
 
 redis::Result<std::vector<StreamEntry>> GroupReader::read(redis::Connection& redis, int count) {
+  return readNow(redis, count, /*block=*/true);
+}
+
+redis::Result<std::vector<StreamEntry>> GroupReader::readNow(redis::Connection& redis, int count,
+                                                             bool block) {
   // command(), unlike request(), follows a cluster's MOVED.
-  auto reply = redis.command(command(count, /*block=*/true));
+  auto reply = redis.command(command(count, block));
   if (!reply.ok()) return failed(redis, reply.error());
   health_.healthy();
   return parseReadGroup(reply->view());

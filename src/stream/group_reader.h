@@ -37,11 +37,14 @@ class GroupReader {
   /// is new) and without waiting for its reply.
   redis::Status request(redis::Connection& redis, int count);
   /// The reply of the request() of `count` sent on `redis`. A cluster's MOVED or ASK reply to
-  /// it is no failure: the read is made again through read(), which follows the redirect.
+  /// it is no failure: the same read (still without BLOCK) is made again where the redirect
+  /// says.
   redis::Result<std::vector<StreamEntry>> take(redis::Connection& redis, int count);
 
  private:
   std::vector<std::string> command(int count, bool block) const;
+  /// One XREADGROUP, following a cluster redirect; with `block`, BLOCK as configured.
+  redis::Result<std::vector<StreamEntry>> readNow(redis::Connection& redis, int count, bool block);
   redis::Error failed(redis::Connection& redis, redis::Error error);
 
   GroupReadSettings settings_;
