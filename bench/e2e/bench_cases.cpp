@@ -271,7 +271,7 @@ BareCommands bareCommands(const BenchContext& context) {
       spec.app_dir = app;
       spec.handler = "bin/stamp";
       commands.relay_bwrap = relay::runtime::sandboxArgv(settings, tools, spec);
-      commands.relay_seccomp = seccomp->program();
+      commands.relay_seccomp = std::move(seccomp).value();
     }
   }
   if (::access("/usr/bin/docker", X_OK) != 0) {

@@ -8,6 +8,7 @@
 
 #include "e2e/counting_proxy.h"
 #include "redis/endpoint.h"
+#include "runtime/sandbox/seccomp_filter.h"
 
 namespace relay::bench {
 
@@ -71,7 +72,7 @@ struct BareCommands {
   /// bwrap with exactly the options Relay's sandbox runtime gives a cold start (its argv
   /// builder, docs/runtimes.md "sandbox") and `relay_seccomp` for --seccomp 3; no cgroup.
   std::vector<std::string> relay_bwrap;
-  std::string relay_seccomp;
+  std::optional<runtime::SeccompFilter> relay_seccomp;
   std::vector<std::string> docker;  // empty when docker cannot be measured
   std::string docker_problem;
 };

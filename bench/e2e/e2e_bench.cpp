@@ -211,7 +211,7 @@ int main(int argc, char** argv) {
       // seccomp program (no cgroup), so what Relay's isolation costs is told apart from what
       // the rest of Relay (state in Redis, cgroups, supervision) costs.
       BareCommand isolated{bare.relay_bwrap, baseEnv(), 65534, 65534, {}};
-      isolated.seccomp_program = bare.relay_seccomp;
+      isolated.seccomp = bare.relay_seccomp;
       const double rate = std::max(bareRate(isolated), bareRate(isolated));
       row("  bare loop of Relay's bwrap options + seccomp", rate, "/s", sandbox / rate,
           "relay vs it (attribution)");

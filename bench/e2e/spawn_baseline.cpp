@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <spawn.h>
-#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -32,18 +31,6 @@ bool dropPrivileges(const BareCommand& command) {
   return !command.uid || ::setresuid(*command.uid, *command.uid, *command.uid) == 0;
 }
 
-// A fresh memfd holding `program`, at its start (-1 on failure).
-int programFd(const std::string& program) {
-  const int fd = ::memfd_create("bench-seccomp", MFD_CLOEXEC);
-  if (fd < 0) return -1;
-  if (::write(fd, program.data(), program.size()) != static_cast<ssize_t>(program.size()) ||
-      ::lseek(fd, 0, SEEK_SET) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
-
 // posix_spawn (vfork-like, the fastest plain start) of `command` with stdin on /dev/null and
 // stdout on `out_fd` (or /dev/null), and its seccomp program at descriptor 3 when it has one;
 // the caller has dropped privileges already.
@@ -61,14 +48,15 @@ pid_t launch(const BareCommand& command, int out_fd) {
   } else {
     posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
   }
-  const int program = command.seccomp_program.empty() ? -1 : programFd(command.seccomp_program);
-  if (program >= 0) posix_spawn_file_actions_adddup2(&actions, program, 3);
+  Result<UniqueFd> program = UniqueFd();
+  if (command.seccomp) program = command.seccomp->openProgram();
   pid_t pid = -1;
-  const int rc = (program < 0 && !command.seccomp_program.empty())
-                     ? -1
-                     : posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  int rc = -1;
+  if (program.ok()) {
+    if (program->valid()) posix_spawn_file_actions_adddup2(&actions, program->get(), 3);
+    rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
+  }
   posix_spawn_file_actions_destroy(&actions);
-  if (program >= 0) ::close(program);
   return rc == 0 ? pid : -1;
 }
 

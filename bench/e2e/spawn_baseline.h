@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "runtime/sandbox/seccomp_filter.h"
+
 namespace relay::bench {
 
 /// A command the baselines start directly, without Relay: the handler itself (fork/exec), the
@@ -16,9 +18,9 @@ struct BareCommand {
   std::vector<std::string> env;   // complete environment
   std::optional<uid_t> uid;       // dropped to before exec (as Relay does before bwrap)
   std::optional<gid_t> gid;
-  /// When set, each start finds this seccomp program on a fresh memfd at descriptor 3 (what
-  /// Relay hands `bwrap --seccomp 3`).
-  std::string seccomp_program;
+  /// When set, each start finds its program on a fresh memfd at descriptor 3 (what Relay
+  /// hands `bwrap --seccomp 3`).
+  std::optional<runtime::SeccompFilter> seccomp;
 };
 
 /// Starts `count` runs of `command` from `concurrency` single-threaded spawner processes, each
