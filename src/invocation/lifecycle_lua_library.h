@@ -64,20 +64,10 @@ local function state_of(key, hash)
   end
   function s.retained() return s.hash['relay:retained'] ~= nil end
   function s.marker(field) return parse_marker(s.hash[field]) end
-  -- The recorded plan (parsed once), nil when none is.
+  -- The recorded plan, nil when none is (a script parses it once and passes it on).
   function s.plan()
-    if s.parsed == nil then
-      local text = s.hash['relay:plan']
-      s.parsed = text and parse_plan(text) or false
-    end
-    return s.parsed or nil
-  end
-  -- Every planned invocation is terminal (nothing planned: nothing owed).
-  function s.resolved()
-    for _, e in ipairs(s.plan() or {}) do
-      if not terminal(s.marker(e.field)) then return false end
-    end
-    return true
+    local text = s.hash['relay:plan']
+    return text and parse_plan(text) or nil
   end
   return s
 end
@@ -94,6 +84,13 @@ local function read_fields(key, fields)
     if values[i] then hash[field] = values[i] end
   end
   return state_of(key, hash)
+end
+-- Every invocation of `plan` is terminal in `s` (nothing planned: nothing owed).
+local function resolved(s, plan)
+  for _, e in ipairs(plan or {}) do
+    if not terminal(s.marker(e.field)) then return false end
+  end
+  return true
 end
 -- The due index holds each message at the earliest next_attempt_at of its failed invocations
 -- (of `plan`, as `s` holds them now).

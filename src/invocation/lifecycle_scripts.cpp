@@ -130,7 +130,7 @@ else
     s.put(field, 'failed:' .. m.attempt .. ':' .. (now_ms() + delay) .. ':' .. token)
   end
 end
-if s.resolved() then
+if resolved(s, plan) then
   ack_and_retain(s, stream, due, group, id, ttl)
   return {verdict, 1, written, stats_failures, unjournaled}
 end
@@ -145,9 +145,10 @@ local field, token, retry_after, id = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[
 local unjournal = ARGV[5] == '1'
 local s = read_state(key)
 if s.retained() then return 'retained' end
+local plan = s.plan()
 if field == '' then
   -- The caller does not know which invocation its token claimed (start's reply was lost).
-  for _, e in ipairs(s.plan() or {}) do
+  for _, e in ipairs(plan or {}) do
     local held = s.marker(e.field)
     if held and held.state == 'running' and held.token == token then field = e.field end
   end
@@ -157,7 +158,7 @@ local m = s.marker(field)
 if not m or m.state ~= 'running' or m.token ~= token then return 'not_held' end
 s.put(field, 'failed:' .. (m.attempt - 1) .. ':' .. (now_ms() + retry_after) .. ':-')
 s.flush()
-reindex(s, s.plan(), due, id)
+reindex(s, plan, due, id)
 -- No handler ran: the record *start* kept for this attempt goes (best effort, like it).
 if unjournal then redis.pcall('HDEL', attempts, field .. '#' .. m.attempt) end
 return 'released'
@@ -213,7 +214,7 @@ if not m.dlq then
   stat(stats, field, 'dlq', 1)
   verdict = 'written'
 end
-if s.resolved() then
+if resolved(s, s.plan()) then
   ack_and_retain(s, stream, due, group, id, ttl)
   return {verdict, 1, stats_failures}
 end
@@ -228,14 +229,19 @@ local group, ttl = ARGV[1], tonumber(ARGV[2])
 local now = nil
 -- An occurrence whose schedule no longer exists leaves the PEL even with attempts left, unless
 -- one of its invocations is running right now; nothing else is acknowledged unresolved.
-local function obsoleteOccurrence(s)
+local function obsoleteOccurrence(s, plan)
   now = now or now_ms()
-  for _, e in ipairs(s.plan() or {}) do
+  for _, e in ipairs(plan or {}) do
     if e.trigger ~= 's' then return false end
     local m = s.marker(e.field)
     if m and m.state == 'running' and now < m.deadline then return false end
   end
   return true
+end
+-- Resolved, or an obsolete occurrence: the message leaves the PEL.
+local function leaves(s, obsolete)
+  local plan = s.plan()
+  return resolved(s, plan) or (obsolete and obsoleteOccurrence(s, plan))
 end
 -- unpack() has a stack limit: at most 1000 names per command. Returns the sum of the replies.
 local function in_chunks(command, first_args, names)
@@ -266,7 +272,7 @@ for i = 3, #KEYS do
   if has_state and s.retained() then
     answer('retained')
     xacks[#xacks + 1] = id
-  elseif has_state and not s.resolved() and not (obsolete and obsoleteOccurrence(s)) then
+  elseif has_state and not leaves(s, obsolete) then
     answer('unresolved', s.hash['relay:plan'])
   else
     -- The message leaves the PEL and its state is switched to retention in the same step.
