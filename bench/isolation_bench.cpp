@@ -100,6 +100,39 @@ bool anyFailed(const std::vector<Row>& rows) {
   return std::any_of(rows.begin(), rows.end(), [](const Row& r) { return r.wall_median < 0; });
 }
 
+/// One benchmark case: its name and one run of it (false when it failed).
+struct Case {
+  std::string name;
+  std::function<bool()> body;
+};
+
+// Each case measured in alternated rounds (the neighbours' load drifts during a run),
+// `iterations` runs in all: per case, the median of its rounds' medians and of their CPU means
+// (failed when any of its rounds failed).
+std::vector<Row> measureAlternated(const std::vector<Case>& cases, int iterations) {
+  constexpr int kRounds = 5;
+  std::vector<std::vector<Row>> rounds(cases.size());
+  for (int round = 0; round < kRounds; ++round) {
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      rounds[i].push_back(measure(cases[i].name, std::max(1, iterations / kRounds), cases[i].body));
+    }
+  }
+  std::vector<Row> rows;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    rows.push_back({cases[i].name});
+    if (anyFailed(rounds[i])) continue;
+    const auto middle = [&](double Row::*field) {
+      std::vector<double> values;
+      for (const Row& r : rounds[i]) values.push_back(r.*field);
+      std::sort(values.begin(), values.end());
+      return values[values.size() / 2];
+    };
+    rows.back().wall_median = middle(&Row::wall_median);
+    rows.back().cpu_mean = middle(&Row::cpu_mean);
+  }
+  return rows;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,8 +140,6 @@ int main(int argc, char** argv) {
   for (int i = 1; i + 1 < argc; i += 2) {
     if (std::strcmp(argv[i], "--iterations") == 0) iterations = std::max(1, std::atoi(argv[i + 1]));
   }
-  bool failed = false;
-
   auto tree = SeccompFilter::build();
   auto linear = SeccompFilter::build(SeccompLayout::kLinear);
   if (!tree.ok() || !linear.ok()) {
@@ -119,36 +150,17 @@ int main(int argc, char** argv) {
     return std::to_string(f.program().size() / sizeof(sock_filter));
   };
   const char* tree_kind = tree->layout() == SeccompLayout::kBinaryTree ? "tree" : "linear!";
-  // Alternated rounds: the neighbours' load drifts during a run.
-  std::vector<Row> seccomp = {
-      {"fork alone"},
-      {"fork + install seccomp, linear (" + instructions(*linear) + ")"},
-      {"fork + install seccomp, " + std::string(tree_kind) + " (" + instructions(*tree) + ")"}};
-  const std::string* programs[] = {nullptr, &linear->program(), &tree->program()};
-  constexpr int kRounds = 5;
-  std::vector<std::vector<Row>> rounds(seccomp.size());
-  for (int round = 0; round < kRounds; ++round) {
-    for (std::size_t i = 0; i < seccomp.size(); ++i) {
-      const std::string* program = programs[i];
-      rounds[i].push_back(measure(seccomp[i].name, std::max(1, iterations / kRounds),
-                                  [program] { return forkAndInstall(program); }));
-    }
-  }
-  for (std::size_t i = 0; i < seccomp.size(); ++i) {
-    auto& samples = rounds[i];
-    if (anyFailed(samples)) continue;
-    // Median of the rounds' medians and of their CPU means.
-    const auto middle = [&](double Row::*field) {
-      std::vector<double> values;
-      for (const Row& r : samples) values.push_back(r.*field);
-      std::sort(values.begin(), values.end());
-      return values[values.size() / 2];
-    };
-    seccomp[i].wall_median = middle(&Row::wall_median);
-    seccomp[i].cpu_mean = middle(&Row::cpu_mean);
-  }
+  const std::string* linear_program = &linear->program();
+  const std::string* tree_program = &tree->program();
+  const std::vector<Row> seccomp = measureAlternated(
+      {{"fork alone", [] { return forkAndInstall(nullptr); }},
+       {"fork + install seccomp, linear (" + instructions(*linear) + ")",
+        [linear_program] { return forkAndInstall(linear_program); }},
+       {"fork + install seccomp, " + std::string(tree_kind) + " (" + instructions(*tree) + ")",
+        [tree_program] { return forkAndInstall(tree_program); }}},
+      iterations);
   print(seccomp, 0, "fork alone");
-  failed = failed || anyFailed(seccomp);
+  const bool failed = anyFailed(seccomp);
 
   auto layout = relay::runtime::detectCgroupLayout("/proc/self/mounts", "/proc/self/cgroup",
                                                    "relay-isolation-bench");
@@ -168,36 +180,22 @@ int main(int argc, char** argv) {
     bases = {layout->memory, layout->pids, layout->cpu};
   }
   relay::runtime::Resources resources;  // the defaults an app gets
-  std::vector<Row> cgroups;
   int n = 0;
-  for (int round = 0; round < kRounds; ++round) {
-    cgroups.push_back(measure("bare mkdir + rmdir per controller", iterations / kRounds, [&] {
-      const std::string name = "bare-" + std::to_string(n++);
-      bool ok = true;
-      for (const fs::path& base : bases) ok = ok && ::mkdir((base / name).c_str(), 0755) == 0;
-      for (const fs::path& base : bases) ok = ::rmdir((base / name).c_str()) == 0 && ok;
-      return ok;
-    }));
-    cgroups.push_back(measure("invocation cgroup made + destroyed", iterations / kRounds, [&] {
-      auto cgroup = (*manager)->createInvocation(resources);
-      return cgroup.ok();  // destroyed here
-    }));
-  }
-  std::vector<Row> summary = {{"bare mkdir + rmdir per controller"},
-                              {"invocation cgroup made + destroyed"}};
-  if (!anyFailed(cgroups)) {
-    for (std::size_t i = 0; i < summary.size(); ++i) {
-      std::vector<double> walls, cpus;
-      for (std::size_t r = i; r < cgroups.size(); r += summary.size()) {
-        walls.push_back(cgroups[r].wall_median);
-        cpus.push_back(cgroups[r].cpu_mean);
-      }
-      std::sort(walls.begin(), walls.end());
-      std::sort(cpus.begin(), cpus.end());
-      summary[i].wall_median = walls[walls.size() / 2];
-      summary[i].cpu_mean = cpus[cpus.size() / 2];
-    }
-  }
+  const auto bare = [&] {
+    const std::string name = "bare-" + std::to_string(n++);
+    bool ok = true;
+    for (const fs::path& base : bases) ok = ok && ::mkdir((base / name).c_str(), 0755) == 0;
+    for (const fs::path& base : bases) ok = ::rmdir((base / name).c_str()) == 0 && ok;
+    return ok;
+  };
+  const auto invocation = [&] {
+    auto cgroup = (*manager)->createInvocation(resources);
+    return cgroup.ok();  // destroyed here
+  };
+  const std::vector<Row> summary =
+      measureAlternated({{"bare mkdir + rmdir per controller", bare},
+                         {"invocation cgroup made + destroyed", invocation}},
+                        iterations);
   std::printf("cgroup %s, %zu controller directories\n",
               layout->version == relay::runtime::CgroupVersion::kV1 ? "v1" : "v2", bases.size());
   print(summary, 0, "bare mkdir + rmdir per controller");
