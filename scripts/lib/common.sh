@@ -114,3 +114,25 @@ build() {
   log "building ${targets[*]:-everything} in $dir/"
   ninja -C "$dir" "${targets[@]}"
 }
+
+# Unless REDIS_URI is set: starts a private redis-server on a free loopback port (no
+# persistence), exports REDIS_URI, and stops it and removes its directory when the script
+# exits. The benchmarks' and the demo's one way to get a Redis.
+private_redis() {
+  [ -z "${REDIS_URI:-}" ] || return 0
+  private_redis_dir=$(mktemp -d)
+  local port
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  redis-server --port "$port" --bind 127.0.0.1 --save "" --appendonly no \
+    --dir "$private_redis_dir" >"$private_redis_dir/redis.log" 2>&1 &
+  private_redis_pid=$!
+  trap stop_private_redis EXIT
+  export REDIS_URI="127.0.0.1:$port"
+  for _ in $(seq 50); do redis-cli -p "$port" ping >/dev/null 2>&1 && break; sleep 0.1; done
+}
+
+stop_private_redis() {
+  kill "$private_redis_pid" 2>/dev/null || true
+  wait "$private_redis_pid" 2>/dev/null || true
+  rm -rf "$private_redis_dir"
+}
