@@ -7,14 +7,15 @@
 
 namespace relay::bench {
 
-/// Creates `stream` with group `relay` (if missing) and appends `messages` entries with this
-/// `event` field, pipelined 500 at a time. Returns their ids in order.
+/// Creates `stream` with `group` (if missing) and appends `messages` entries with this `event`
+/// field, pipelined 500 at a time. Returns their ids in order.
 inline std::vector<std::string> addEvents(redis::Connection& redis, const std::string& stream,
-                                          int messages, const std::string& event) {
-  (void)redis.command({"XGROUP", "CREATE", stream, "relay", "0", "MKSTREAM"});
+                                          long messages, const std::string& event,
+                                          const std::string& group = "relay") {
+  (void)redis.command({"XGROUP", "CREATE", stream, group, "0", "MKSTREAM"});
   std::vector<std::string> ids;
   std::vector<std::vector<std::string>> batch;
-  for (int i = 0; i < messages; ++i) {
+  for (long i = 0; i < messages; ++i) {
     batch.push_back({"XADD", stream, "*", "event", event});
     if (batch.size() == 500 || i + 1 == messages) {
       auto replies = redis.pipeline(batch);

@@ -7,6 +7,7 @@
 //
 //   REDIS_URI=127.0.0.1:6379 lifecycle_bench [--messages N]
 //   (scripts/bench-lifecycle starts a private redis-server)
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>

@@ -3,19 +3,13 @@
 #include <thread>
 #include <vector>
 
+#include "bench_stream.h"
+
 namespace relay::bench {
 
 void StreamProbe::fill(long messages, const std::string& event) {
   (void)redis_.command({"DEL", stream_});
-  (void)redis_.command({"XGROUP", "CREATE", stream_, group_, "0", "MKSTREAM"});
-  std::vector<std::vector<std::string>> batch;
-  for (long i = 0; i < messages; ++i) {
-    batch.push_back({"XADD", stream_, "*", "event", event});
-    if (batch.size() == 1000 || i + 1 == messages) {
-      (void)redis_.pipeline(batch);
-      batch.clear();
-    }
-  }
+  (void)addEvents(redis_, stream_, messages, event, group_);
 }
 
 std::string StreamProbe::add(const std::string& event) {
