@@ -106,6 +106,19 @@ long long PipelineTest::pendingCount() {
   return *redis_->command({"XPENDING", "events", "relay"})->at(0)->integer();
 }
 
+bool PipelineTest::caughtUp(const std::string& last_id) {
+  auto group = redis_->command({"XINFO", "GROUPS", "events"});
+  if (!group.ok()) return false;
+  auto last_delivered = group->at(0)->at(7)->string();  // last-delivered-id
+  return last_delivered.ok() && *last_delivered == last_id && pendingCount() == 0;
+}
+
+bool PipelineTest::waitCaughtUp(const std::string& last_id) {
+  for (int i = 0; i < 1000 && !caughtUp(last_id); ++i)
+    real_clock_.sleepFor(std::chrono::milliseconds(10));
+  return caughtUp(last_id);
+}
+
 std::string PipelineTest::marker(const std::string& id, const std::string& field) {
   auto reply = redis_->command({"HGET", keys_.state(id), field});
   auto text = reply->optionalString();

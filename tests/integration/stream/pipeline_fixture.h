@@ -53,6 +53,11 @@ class PipelineTest : public relay::testing::RedisTest {
   int readOnce();
   int reclaim();
   long long pendingCount();
+  /// Whether the group has delivered everything up to `last_id` and nothing is pending: the
+  /// end of a run (the PEL alone can be empty for a moment between two reads).
+  bool caughtUp(const std::string& last_id);
+  /// Waits (real time, up to 10 s) for caughtUp(); returns it.
+  bool waitCaughtUp(const std::string& last_id);
   std::string marker(const std::string& id, const std::string& field);
   long long ttlOf(const std::string& key);
   std::vector<std::map<std::string, std::string>> dlqEntries();
