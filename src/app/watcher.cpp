@@ -143,7 +143,7 @@ void Watcher::drain() {
   }
 }
 
-ChangeSet Watcher::poll(std::chrono::milliseconds timeout) {
+ChangeSet Watcher::poll(std::chrono::milliseconds timeout, int wake_fd) {
   if (root_wd_ < 0 && watchRoot()) rescan_ = true;  // the root came back
   drain();
   std::chrono::milliseconds wait = std::max(timeout, std::chrono::milliseconds(0));
@@ -156,9 +156,11 @@ ChangeSet Watcher::poll(std::chrono::milliseconds timeout) {
   }
   if (rescan_) wait = std::chrono::milliseconds(0);
   if (wait.count() > 0) {
-    pollfd descriptor{fd_.get(), POLLIN, 0};
+    pollfd descriptors[] = {{fd_.get(), POLLIN, 0}, {wake_fd, POLLIN, 0}};  // -1: ignored
     const auto millis = std::min<std::chrono::milliseconds::rep>(wait.count(), 60'000);
-    if (::poll(&descriptor, 1, static_cast<int>(millis)) > 0) drain();
+    if (::poll(descriptors, 2, static_cast<int>(millis)) > 0 && descriptors[0].revents != 0) {
+      drain();
+    }
   }
   ChangeSet changes;
   if (rescan_) {

@@ -42,10 +42,11 @@ class Watcher {
   /// Readable when inotify events are waiting (for an external poll/epoll loop).
   int fd() const { return fd_.get(); }
 
-  /// Waits up to `timeout` for file events (returns earlier when a debounce window ends),
-  /// reads all that are queued, and returns the apps whose last change is at least `debounce`
-  /// old by the clock. Blocks at most `timeout`.
-  ChangeSet poll(std::chrono::milliseconds timeout);
+  /// Waits up to `timeout` for file events (returns earlier when a debounce window ends, or when
+  /// `wake_fd` is given and readable: it is not read), reads all that are queued, and returns
+  /// the apps whose last change is at least `debounce` old by the clock. Blocks at most
+  /// `timeout`.
+  ChangeSet poll(std::chrono::milliseconds timeout, int wake_fd = -1);
 
   /// Whether some app changed but its debounce window has not ended yet.
   bool hasPending() const { return !pending_.empty() || rescan_; }

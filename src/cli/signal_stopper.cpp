@@ -2,6 +2,8 @@
 
 #include <pthread.h>
 
+#include "common/thread_name.h"
+
 namespace relay::cli {
 
 SignalStopper::SignalStopper() {
@@ -18,6 +20,7 @@ SignalStopper::SignalStopper(std::function<void(int signal)> stop) : SignalStopp
 void SignalStopper::start(std::function<void(int signal)> stop,
                           std::function<void(int signal)> again) {
   thread_ = std::thread([this, stop = std::move(stop), again = std::move(again)] {
+    nameThisThread("relay-signals");
     int signal = 0;
     sigwait(&signals_, &signal);
     if (done_) return;

@@ -12,4 +12,9 @@ void SystemClock::sleepFor(std::chrono::nanoseconds duration) {
   std::this_thread::sleep_for(duration);
 }
 
+void SystemClock::waitUntil(std::condition_variable& changed, std::unique_lock<std::mutex>& lock,
+                            MonoTime deadline) {
+  changed.wait_until(lock, deadline);
+}
+
 }  // namespace relay

@@ -10,6 +10,8 @@ class SystemClock final : public Clock {
   WallTime now() const override;
   MonoTime monotonicNow() const override;
   void sleepFor(std::chrono::nanoseconds duration) override;
+  void waitUntil(std::condition_variable& changed, std::unique_lock<std::mutex>& lock,
+                 MonoTime deadline) override;
 };
 
 }  // namespace relay

@@ -3,12 +3,9 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/thread_name.h"
+
 namespace relay::invocation {
-namespace {
-
-constexpr std::chrono::milliseconds kStopCheck{100};
-
-}  // namespace
 
 ClaimRenewer::ClaimRenewer(RenewerSettings settings, LifecycleStore& store,
                            observability::Metrics& metrics, observability::Logger& logger,
@@ -110,16 +107,10 @@ std::size_t ClaimRenewer::releaseAll() {
 }
 
 void ClaimRenewer::run() {
-  while (!stopping_) {
-    const MonoTime until = clock_.monotonicNow() + settings_.interval;
-    while (!stopping_ && clock_.monotonicNow() < until) {
-      clock_.sleepFor(std::min(kStopCheck, std::chrono::duration_cast<std::chrono::milliseconds>(
-                                               until - clock_.monotonicNow())));
-    }
-    if (!stopping_) renewAll();
-  }
+  nameThisThread("relay-renewer");
+  while (!stopping_.sleepFor(clock_, settings_.interval)) renewAll();
 }
 
-void ClaimRenewer::stop() { stopping_ = true; }
+void ClaimRenewer::stop() { stopping_.request(); }
 
 }  // namespace relay::invocation

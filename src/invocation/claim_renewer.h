@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -10,6 +9,7 @@
 #include <string>
 
 #include "common/clock.h"
+#include "common/stop_signal.h"
 #include "invocation/lifecycle_store.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
@@ -75,7 +75,7 @@ class ClaimRenewer {
   /// have passed, so a replica never overlaps a handler that is still being killed. Returns how
   /// many were released.
   std::size_t releaseAll();
-  /// Renews every interval until stop(). Blocks.
+  /// Renews every interval until stop() (which ends the wait at once). Blocks.
   void run();
   /// Thread-safe, non-blocking.
   void stop();
@@ -89,7 +89,7 @@ class ClaimRenewer {
   observability::Metrics& metrics_;
   observability::Logger& logger_;
   Clock& clock_;
-  std::atomic<bool> stopping_{false};
+  StopSignal stopping_;
   std::mutex store_mutex_;  // the store serves one call at a time
   mutable std::mutex mutex_;
   std::map<std::uint64_t, Claim> claims_;

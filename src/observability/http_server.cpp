@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/c_free.h"
+#include "common/thread_name.h"
 #include "common/unique_fd.h"
 
 namespace relay::observability {
@@ -175,9 +176,15 @@ Status HttpServer::start() {
   std::lock_guard lock(thread_mutex_);
   if (thread_.joinable()) return Error::internal("the HTTP server is already running");
   for (std::size_t i = 0; i < settings_.handler_threads; ++i) {
-    pool_.emplace_back([this] { poolLoop(); });
+    pool_.emplace_back([this] {
+      nameThisThread("relay-http-pool");
+      poolLoop();
+    });
   }
-  thread_ = std::thread([this] { serve(); });
+  thread_ = std::thread([this] {
+    nameThisThread("relay-http");
+    serve();
+  });
   return {};
 }
 

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 
+#include "common/thread_name.h"
+
 namespace relay::runtime {
 namespace {
 
@@ -175,8 +177,14 @@ void PrewarmPool::startWarmer() {
   sigset_t all, previous;
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  warmer_ = std::thread([this] { warmerLoop(); });
-  ticker_ = std::thread([this] { tickerLoop(); });
+  warmer_ = std::thread([this] {
+    nameThisThread("relay-warmer");
+    warmerLoop();
+  });
+  ticker_ = std::thread([this] {
+    nameThisThread("relay-ticker");
+    tickerLoop();
+  });
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 

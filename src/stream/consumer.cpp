@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "common/thread_name.h"
 #include "invocation/keys.h"
 #include "redis/errors.h"
 
@@ -10,8 +11,6 @@ namespace relay::stream {
 namespace {
 
 using std::chrono::milliseconds;
-
-constexpr milliseconds kStopCheck{100};
 
 }  // namespace
 
@@ -38,7 +37,7 @@ redis::Result<void> Consumer::ensureGroup(redis::Connection& redis) {
 }
 
 void Consumer::process(invocation::LifecycleStore& store, const StreamEntry& entry) {
-  const invocation::Delivery delivery = lifecycle_.process(store, entry, stopping_);
+  const invocation::Delivery delivery = lifecycle_.process(store, entry, stopping_.flag());
   if (delivery == invocation::Delivery::kPending) {
     logger_.debug("message left pending", {{"message_id", entry.id}});
   }
@@ -94,7 +93,7 @@ redis::Result<int> Consumer::sweep(redis::Connection& redis, invocation::Lifecyc
     metrics_.countReclaimed(static_cast<long long>(fresh.size()));
     deliver(std::move(fresh));
     cursor = page->next;
-  } while (cursor != "0-0" && !stopping_);
+  } while (cursor != "0-0" && !stopping_.requested());
   auto pending = redis.command({"XPENDING", settings_.stream, settings_.group});
   if (pending.ok()) {
     auto count = pending->at(0);
@@ -106,7 +105,7 @@ redis::Result<int> Consumer::sweep(redis::Connection& redis, invocation::Lifecyc
 Consumer::Deliver Consumer::processNow(invocation::LifecycleStore& store) {
   return [this, &store](std::vector<StreamEntry> entries) {
     for (const StreamEntry& entry : entries) {
-      if (stopping_) break;
+      if (stopping_.requested()) break;
       process(store, entry);
     }
   };
@@ -125,7 +124,7 @@ redis::Result<int> Consumer::pollDueOnce(redis::Connection& redis) {
 }
 
 void Consumer::stop() {
-  stopping_ = true;
+  stopping_.request();
   {
     // A waiter between its check and its wait sees it; a blocking read ends now.
     const std::lock_guard lock(mutex_);
@@ -140,18 +139,12 @@ int Consumer::inHand() const {
   return static_cast<int>(unfinished_.size());
 }
 
-void Consumer::sleepUnlessStopping(milliseconds duration) {
-  const MonoTime until = clock_.monotonicNow() + duration;
-  while (!stopping_ && clock_.monotonicNow() < until) {
-    clock_.sleepFor(std::min(
-        kStopCheck, std::chrono::duration_cast<milliseconds>(until - clock_.monotonicNow())));
-  }
-}
+void Consumer::sleepUnlessStopping(milliseconds duration) { stopping_.sleepFor(clock_, duration); }
 
 std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Connection> old,
                                                      milliseconds& backoff) {
   if (old && old->ok()) return old;
-  while (!stopping_) {
+  while (!stopping_.requested()) {
     redis::ConnectionSettings connection;
     connection.command_timeout = settings_.block + std::chrono::seconds(5);
     auto created = redis::Connection::create(endpoint_, connection);
@@ -198,11 +191,11 @@ int Consumer::roomLocked() const {
 int Consumer::waitForRoom(int wanted, milliseconds patience) {
   std::unique_lock lock(mutex_);
   const auto room = [this] { return roomLocked(); };
-  has_room_.wait(lock, [&] { return stopping_ || room() > 0; });
-  if (!stopping_ && room() < wanted && patience.count() > 0) {
-    has_room_.wait_for(lock, patience, [&] { return stopping_ || room() >= wanted; });
+  has_room_.wait(lock, [&] { return stopping_.requested() || room() > 0; });
+  if (!stopping_.requested() && room() < wanted && patience.count() > 0) {
+    has_room_.wait_for(lock, patience, [&] { return stopping_.requested() || room() >= wanted; });
   }
-  return stopping_ ? 0 : room();
+  return stopping_.requested() ? 0 : room();
 }
 
 void Consumer::hold(int messages) {
@@ -237,7 +230,7 @@ void Consumer::readerLoop() {
   int ahead = 0;         // COUNT of the read sent ahead on `redis`, 0: none
   const int gather_room =
       std::clamp(settings_.gather_room, 1, std::max(1, std::min(settings_.read_count, capacity_)));
-  while (!stopping_) {
+  while (!stopping_.requested()) {
     if (redis && !redis->ok()) release(std::exchange(ahead, 0));  // lost with its connection
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
@@ -265,7 +258,7 @@ void Consumer::readerLoop() {
       count = std::min(room, settings_.read_count);
       {
         const std::lock_guard lock(mutex_);
-        if (stopping_) return std::vector<StreamEntry>{};
+        if (stopping_.requested()) return std::vector<StreamEntry>{};
         blocking_read_ = redis.get();
       }
       auto read = reader_.read(*redis, count);
@@ -273,7 +266,7 @@ void Consumer::readerLoop() {
       blocking_read_ = nullptr;
       return read;
     }();
-    if (stopping_) return;
+    if (stopping_.requested()) return;
     if (!entries.ok()) {
       release(reserved);
       logger_.warn("reading the stream failed", {{"error", entries.error().message}});
@@ -302,7 +295,10 @@ void Consumer::readerLoop() {
   }
 }
 
-void Consumer::redriveSoon() { redrive_requested_ = true; }
+void Consumer::redriveSoon() {
+  redrive_requested_ = true;
+  stopping_.nudge();  // the reclaimer's wait ends now
+}
 
 redis::Result<int> Consumer::redriveOnce(redis::Connection& redis) {
   invocation::LifecycleStore& store = syncStore();
@@ -313,7 +309,7 @@ redis::Result<int> Consumer::redrive(redis::Connection& redis, invocation::Lifec
                                      const Deliver& deliver) {
   std::string start = "-";
   int redriven = 0;
-  while (!stopping_) {
+  while (!stopping_.requested()) {
     auto reply = redis.command({"XPENDING", settings_.stream, settings_.group, start, "+",
                                 std::to_string(settings_.read_count), settings_.consumer});
     if (!reply.ok()) {
@@ -363,12 +359,9 @@ void Consumer::reclaimLoop() {
   std::unique_ptr<invocation::LifecycleStore> store = stores_();
   milliseconds backoff = settings_.reconnect_min;
   MonoTime next_reclaim = clock_.monotonicNow() + settings_.reclaim_interval;
-  while (!stopping_) {
-    while (!stopping_ && !redrive_requested_ && clock_.monotonicNow() < next_reclaim) {
-      clock_.sleepFor(std::min(kStopCheck, std::chrono::duration_cast<milliseconds>(
-                                               next_reclaim - clock_.monotonicNow())));
-    }
-    if (stopping_) return;
+  while (!stopping_.requested()) {
+    stopping_.sleepUntil(clock_, next_reclaim, &redrive_requested_);
+    if (stopping_.requested()) return;
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
     // Sweeps only hand messages to the pool: a long handler never stalls them.
@@ -398,11 +391,11 @@ void Consumer::reclaimLoop() {
 void Consumer::dueLoop() {
   std::unique_ptr<redis::Connection> redis;
   milliseconds backoff = settings_.reconnect_min;
-  while (!stopping_) {
+  while (!stopping_.requested()) {
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
     const int room = waitForRoom();
-    if (stopping_) return;
+    if (stopping_.requested()) return;
     auto due = due_.take(*redis, room);
     if (!due.ok()) {
       metrics_.countRedisError("due_retries");
@@ -427,8 +420,8 @@ void Consumer::workerLoop() {
     StreamEntry entry;
     {
       std::unique_lock lock(mutex_);
-      queued_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;  // queued messages stay pending in Redis
+      queued_.wait(lock, [&] { return stopping_.requested() || !queue_.empty(); });
+      if (stopping_.requested()) return;  // queued messages stay pending in Redis
       entry = std::move(queue_.front());
       queue_.pop_front();
     }
@@ -443,11 +436,18 @@ void Consumer::workerLoop() {
 
 void Consumer::run() {
   std::vector<std::thread> threads;
-  threads.emplace_back([this] { readerLoop(); });
-  threads.emplace_back([this] { reclaimLoop(); });
-  threads.emplace_back([this] { dueLoop(); });
+  // Named for top -H, perf and /proc (docs/operations.md "Threads").
+  const auto named = [this](const char* name, void (Consumer::*loop)()) {
+    return std::thread([this, name, loop] {
+      nameThisThread(name);
+      (this->*loop)();
+    });
+  };
+  threads.push_back(named("relay-reader", &Consumer::readerLoop));
+  threads.push_back(named("relay-reclaimer", &Consumer::reclaimLoop));
+  threads.push_back(named("relay-retries", &Consumer::dueLoop));
   for (int i = 0; i < std::max(1, settings_.workers); ++i) {
-    threads.emplace_back([this] { workerLoop(); });
+    threads.push_back(named("relay-pool", &Consumer::workerLoop));
   }
   for (std::thread& thread : threads) thread.join();
 }

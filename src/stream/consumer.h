@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "common/stop_signal.h"
 #include "invocation/lifecycle.h"
 #include "invocation/lifecycle_store.h"
 #include "observability/logger.h"
@@ -97,7 +98,7 @@ class Consumer {
   /// Why Redis could not serve the reader's last call (unreachable, NOAUTH, READONLY, LOADING,
   /// MASTERDOWN, CLUSTERDOWN...); nullopt when it answered. For /healthz.
   std::optional<std::string> redisProblem() const { return redis_health_.problem(); }
-  bool stopping() const { return stopping_.load(); }
+  bool stopping() const { return stopping_.requested(); }
   /// Messages in hand: queued or being processed.
   int inHand() const;
 
@@ -148,8 +149,8 @@ class Consumer {
   observability::Logger& logger_;
   Clock& clock_;
   DueRetries due_;
-  const int capacity_;  // max(max_unfinished, workers)
-  std::atomic<bool> stopping_{false};
+  const int capacity_;   // max(max_unfinished, workers)
+  StopSignal stopping_;  // also the reclaimer's wait, which redriveSoon() ends
   std::atomic<bool> redrive_requested_{false};
   redis::Health redis_health_;
   GroupReader reader_;  // the reader thread's, and the *Once calls'

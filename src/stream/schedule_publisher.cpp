@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "common/thread_name.h"
 #include "invocation/keys.h"
 
 namespace relay::stream {
@@ -110,18 +111,20 @@ PublishRound SchedulePublisher::publishDue(redis::Connection& redis) {
   return round;
 }
 
-void SchedulePublisher::stop() { stopping_ = true; }
+void SchedulePublisher::stop() { stopping_.request(); }
 
 void SchedulePublisher::sleepUntil(WallTime when) {
-  for (WallTime now = clock_.now(); !stopping_ && now < when; now = clock_.now()) {
-    clock_.sleepFor(std::min<std::chrono::nanoseconds>(settings_.stop_check, when - now));
+  for (WallTime now = clock_.now(); !stopping_.requested() && now < when; now = clock_.now()) {
+    stopping_.sleepFor(clock_,
+                       std::min<std::chrono::nanoseconds>(settings_.wall_check, when - now));
   }
 }
 
 void SchedulePublisher::run() {
+  nameThisThread("relay-schedules");
   std::unique_ptr<redis::Connection> redis;
   milliseconds backoff = settings_.reconnect_min;
-  while (!stopping_) {
+  while (!stopping_.requested()) {
     if (!redis || !redis->ok()) {
       auto connected = redis::Connection::create(endpoint_);
       if (!connected.ok()) {

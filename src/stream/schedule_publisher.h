@@ -1,6 +1,5 @@
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <optional>
 #include <string>
@@ -8,6 +7,7 @@
 
 #include "app/registry.h"
 #include "common/clock.h"
+#include "common/stop_signal.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "redis/connection.h"
@@ -27,8 +27,9 @@ struct PublisherSettings {
   std::chrono::minutes catch_up_window = std::chrono::hours(24);
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{5'000};
-  /// How often a waiting run() looks at stop().
-  std::chrono::milliseconds stop_check{100};
+  /// The longest a waiting run() sleeps before it reads the wall clock again, so a clock set
+  /// forward or back moves its next round within this (stop() ends a wait at once).
+  std::chrono::milliseconds wall_check{10'000};
 };
 
 /// What one evaluation round did.
@@ -81,7 +82,7 @@ class SchedulePublisher {
   Clock& clock_;
   redis::Script script_;
   schedule::OccurrencePlanner planner_;
-  std::atomic<bool> stopping_{false};
+  StopSignal stopping_;
 };
 
 }  // namespace relay::stream

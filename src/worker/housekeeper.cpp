@@ -18,7 +18,7 @@ Housekeeper::Housekeeper(HousekeepingSettings settings, redis::Endpoint endpoint
       metrics_(metrics),
       logger_(logger),
       clock_(clock),
-      chore_(std::move(endpoint), clock) {}
+      chore_("relay-housekeep", std::move(endpoint), clock) {}
 
 Housekeeper::~Housekeeper() { stop(); }
 

@@ -15,7 +15,7 @@ PauseWatcher::PauseWatcher(PauseSettings settings, redis::Endpoint endpoint,
       keys_(std::move(keys)),
       metrics_(metrics),
       logger_(logger),
-      chore_(std::move(endpoint), clock) {}
+      chore_("relay-pauses", std::move(endpoint), clock) {}
 
 PauseWatcher::~PauseWatcher() { stop(); }
 

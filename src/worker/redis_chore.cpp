@@ -1,11 +1,11 @@
 #include "worker/redis_chore.h"
 
-#include "common/interruptible_sleep.h"
+#include "common/thread_name.h"
 
 namespace relay::worker {
 
-RedisChore::RedisChore(redis::Endpoint endpoint, Clock& clock)
-    : endpoint_(std::move(endpoint)), clock_(clock) {}
+RedisChore::RedisChore(std::string name, redis::Endpoint endpoint, Clock& clock)
+    : name_(std::move(name)), endpoint_(std::move(endpoint)), clock_(clock) {}
 
 RedisChore::~RedisChore() { stop(); }
 
@@ -16,14 +16,15 @@ void RedisChore::start(std::chrono::milliseconds interval, Hooks hooks) {
 }
 
 void RedisChore::stop() {
-  stopping_ = true;
+  stopping_.request();
   std::lock_guard lock(thread_mutex_);
   if (thread_.joinable()) thread_.join();
 }
 
 void RedisChore::loop(std::chrono::milliseconds interval, const Hooks& hooks) {
+  nameThisThread(name_);
   std::unique_ptr<redis::Connection> redis;
-  while (!stopping_) {
+  while (!stopping_.requested()) {
     if (!redis || !redis->ok()) {
       auto created = redis::Connection::create(endpoint_);
       if (created.ok()) {
@@ -34,7 +35,7 @@ void RedisChore::loop(std::chrono::milliseconds interval, const Hooks& hooks) {
       }
     }
     if (redis) hooks.round(*redis);
-    sleepOr(clock_, interval, stopping_);
+    stopping_.sleepFor(clock_, interval);
   }
   if (hooks.last && redis && redis->ok()) hooks.last(*redis);
 }

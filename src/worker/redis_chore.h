@@ -1,13 +1,14 @@
 #pragma once
 
-#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "common/clock.h"
+#include "common/stop_signal.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
 
@@ -15,7 +16,8 @@ namespace relay::worker {
 
 /// One background thread with its own Redis connection, for the worker's periodic chores (the
 /// housekeeper, the pause watcher): connects (again on the next round after any failure), calls
-/// `round` with the connection, then sleeps `interval` on the clock, waking early for stop().
+/// `round` with the connection, then sleeps `interval` on the clock (a stop() ends the sleep at
+/// once; an idle chore wakes once per interval).
 /// After the stop, `last` runs once when the connection is still usable.
 class RedisChore {
  public:
@@ -26,7 +28,8 @@ class RedisChore {
     std::function<void(redis::Connection&)> last;  // optional
   };
 
-  RedisChore(redis::Endpoint endpoint, Clock& clock);
+  /// `name` names the thread (docs/operations.md "Threads").
+  RedisChore(std::string name, redis::Endpoint endpoint, Clock& clock);
   /// Stops and joins the thread.
   ~RedisChore();
   RedisChore(const RedisChore&) = delete;
@@ -34,15 +37,17 @@ class RedisChore {
 
   /// Starts the thread; a second call does nothing.
   void start(std::chrono::milliseconds interval, Hooks hooks);
-  /// Ends the thread (within one stop check) and joins it. Thread-safe, idempotent.
+  /// Ends the thread (at once, or when its current round ends) and joins it. Thread-safe,
+  /// idempotent.
   void stop();
 
  private:
   void loop(std::chrono::milliseconds interval, const Hooks& hooks);
 
+  std::string name_;
   redis::Endpoint endpoint_;
   Clock& clock_;
-  std::atomic<bool> stopping_{false};
+  StopSignal stopping_;
   std::mutex thread_mutex_;
   std::thread thread_;
 };

@@ -1,5 +1,11 @@
 #include "worker/worker.h"
 
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <thread>
 
@@ -7,6 +13,7 @@
 #include "common/duration.h"
 #include "common/rfc3339.h"
 #include "common/size.h"
+#include "common/thread_name.h"
 #include "invocation/paused_apps.h"
 #include "redis/topology.h"
 #include "stream/invocation_spec.h"
@@ -17,7 +24,10 @@
 namespace relay::worker {
 
 Worker::Worker(const WorkerConfig& config, std::ostream& log, Clock& clock, Random& random)
-    : config_(config), clock_(clock), logger_(log, clock, config.log_level, config.log_format) {
+    : config_(config),
+      clock_(clock),
+      logger_(log, clock, config.log_level, config.log_format),
+      stop_fd_(::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) {  // -1 (none) if refused: see watchApps
   (void)random;
 }
 
@@ -166,6 +176,7 @@ Status Worker::serveEndpoints() {
 }
 
 void Worker::watchApps() {
+  nameThisThread("relay-apps");
   auto watcher = app::Watcher::create(config_.apps, clock_);
   if (!watcher.ok()) {
     logger_.warn("not watching the apps root: changes need a restart",
@@ -173,8 +184,13 @@ void Worker::watchApps() {
   }
   MonoTime next_refresh = clock_.monotonicNow() + internals_.availability_refresh;
   while (!stopping_) {
+    // Without the eventfd (the kernel refused one) a stop is noticed within half a second.
+    const auto until_refresh = std::clamp(
+        std::chrono::ceil<std::chrono::milliseconds>(next_refresh - clock_.monotonicNow()),
+        std::chrono::milliseconds(0),
+        stop_fd_.valid() ? internals_.availability_refresh : std::chrono::milliseconds(500));
     if (watcher.ok()) {
-      const app::ChangeSet changes = (*watcher)->poll(internals_.watch_poll);
+      const app::ChangeSet changes = (*watcher)->poll(until_refresh, stop_fd_.get());
       if (!changes.empty()) {
         const app::ReloadReport report = registry_->reloadChanged(changes);
         for (const auto& [what, names] :
@@ -192,7 +208,9 @@ void Worker::watchApps() {
         }
       }
     } else {
-      clock_.sleepFor(internals_.watch_poll);
+      pollfd stop{stop_fd_.get(), POLLIN, 0};
+      (void)::poll(&stop, 1,
+                   static_cast<int>(std::min<std::int64_t>(until_refresh.count(), 60'000)));
     }
     if (clock_.monotonicNow() >= next_refresh) {
       // The runtime's state changes outside the apps root (image loaded, daemon started).
@@ -254,6 +272,10 @@ void Worker::run() {
 
 void Worker::stop() {
   stopping_ = true;
+  if (stop_fd_.valid()) {
+    const std::uint64_t one = 1;
+    (void)!::write(stop_fd_.get(), &one, sizeof one);  // async-signal-safe; full: already woken
+  }
   if (consumer_) consumer_->stop();
   if (publisher_) publisher_->stop();
 }

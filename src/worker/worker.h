@@ -7,6 +7,7 @@
 #include "app/registry.h"
 #include "common/clock.h"
 #include "common/random.h"
+#include "common/unique_fd.h"
 #include "invocation/claim_renewer.h"
 #include "invocation/concurrency_limiter.h"
 #include "invocation/lifecycle.h"
@@ -33,7 +34,6 @@ struct WorkerInternals {
   stream::ConsumerSettings consumer;        // stream/group/consumer/workers from the config
   invocation::LifecycleSettings lifecycle;  // keys/consumer are taken from the config
   invocation::RenewerSettings renewal;      // its claim times are the lifecycle's
-  std::chrono::milliseconds watch_poll{500};
   std::chrono::milliseconds availability_refresh{30'000};
   HousekeepingSettings housekeeping;    // pending gauge, readiness, retention
   stream::PublisherSettings schedules;  // the stream is taken from the config
@@ -100,6 +100,9 @@ class Worker {
   std::unique_ptr<observability::HttpServer> http_;  // last: its handlers use the members above
   WorkerInternals internals_;
   std::atomic<bool> stopping_{false};
+  /// An eventfd stop() writes to: the apps watcher waits on it beside inotify, so an idle
+  /// worker's watcher wakes for a file change, a stop or the availability refresh, nothing else.
+  UniqueFd stop_fd_;
 };
 
 }  // namespace relay::worker

@@ -1,11 +1,19 @@
 #include "app/watcher.h"
 
+#include <sys/eventfd.h>
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
+#include <set>
+#include <string>
 
 #include "app/registry.h"
 #include "app_test_util.h"
+#include "common/system_clock.h"
+#include "common/unique_fd.h"
 #include "fakes/fake_clock.h"
 
 namespace relay::app {
@@ -44,6 +52,21 @@ TEST_F(Watcher, NothingChangedReportsNothing) {
   clock_.advance(kDebounce * 2);
   EXPECT_TRUE(watcher_->poll(milliseconds(0)).empty());
   EXPECT_FALSE(watcher_->hasPending());
+}
+
+TEST_F(Watcher, AReadableWakeDescriptorEndsTheWaitWithoutTakingAChange) {
+  const UniqueFd wake(::eventfd(1, EFD_CLOEXEC));  // readable from the start
+  ASSERT_TRUE(wake.valid());
+  SystemClock real;
+  const MonoTime start = real.monotonicNow();
+  // Without the wake descriptor this blocks until the watcher's own 60-second cap.
+  EXPECT_TRUE(watcher_->poll(std::chrono::hours(1), wake.get()).empty());
+  EXPECT_LT(real.monotonicNow() - start, std::chrono::seconds(30));
+  // The descriptor is left as it was (its count still there), and changes are still reported.
+  std::uint64_t count = 0;
+  EXPECT_EQ(::read(wake.get(), &count, sizeof count), static_cast<ssize_t>(sizeof count));
+  root_.writeExecApp("audit", 9);
+  EXPECT_EQ(settle().apps, (std::set<std::string>{"audit"}));
 }
 
 TEST_F(Watcher, ModifiedTemplateIsReportedAfterTheDebounce) {
