@@ -5,7 +5,7 @@ RELAY_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Debian packages Relay needs to build and test (README "Dependencies" says why each).
 RELAY_PACKAGES=(
-  build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev
+  build-essential cmake ninja-build pkg-config clang clang-format libclang-rt-14-dev lld
   libssl-dev libyaml-cpp-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libfmt-dev
   zlib1g-dev libhowardhinnant-date-dev tzdata
   libgtest-dev libgmock-dev libbenchmark-dev
