@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace relay {
@@ -16,24 +17,24 @@ std::string nameOfThisThread() {
   return name;
 }
 
+// The name a new thread has after it called nameThisThread(name).
+std::string nameTakenByAThreadNamed(std::string_view name) {
+  std::string taken;
+  std::thread([&] {
+    nameThisThread(name);
+    taken = nameOfThisThread();
+  }).join();
+  return taken;
+}
+
 TEST(ThreadName, NamesTheCallingThreadOnly) {
   const std::string before = nameOfThisThread();
-  std::string named;
-  std::thread([&] {
-    nameThisThread("relay-reader");
-    named = nameOfThisThread();
-  }).join();
-  EXPECT_EQ(named, "relay-reader");
+  EXPECT_EQ(nameTakenByAThreadNamed("relay-reader"), "relay-reader");
   EXPECT_EQ(nameOfThisThread(), before);
 }
 
 TEST(ThreadName, ANameLongerThanTheKernelKeepsIsCutNotRefused) {
-  std::string named;
-  std::thread([&] {
-    nameThisThread("relay-a-name-longer-than-fifteen");
-    named = nameOfThisThread();
-  }).join();
-  EXPECT_EQ(named, "relay-a-name-lo");
+  EXPECT_EQ(nameTakenByAThreadNamed("relay-a-name-longer-than-fifteen"), "relay-a-name-lo");
 }
 
 }  // namespace
