@@ -88,6 +88,18 @@ TEST_F(Stop, ASecondSignalStopsAtOnceAndTheKilledAttemptIsNotCharged) {
   EXPECT_EQ(*pending->at(0)->integer(), 1);  // still owed, for a replica or the next start
 }
 
+TEST_F(Stop, AnIdleWorkerStopsBeforeAnyOfItsIntervalsEnds) {
+  auto worker = relay();
+  ASSERT_TRUE(worker->waitForLog("relay started")) << worker->log();
+  worker->signal(SIGTERM);
+  // Below the renewer's 10 s and the apps watcher's 30 s availability refresh: a loop that only
+  // noticed the stop when its interval ended would hold the exit past this bound.
+  const int status = worker->wait(seconds(8));
+  ASSERT_NE(status, -1) << "still running 8 s after SIGTERM\n" << worker->log();
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
 TEST_F(Stop, TheFirstSignalLetsTheRunningHandlerFinish) {
   apps_.write("slow/bin/h.sh",
               "#!/bin/sh\necho \"attempt $RELAY_ATTEMPT started\"\nsleep 1\necho done\n", 0755);
