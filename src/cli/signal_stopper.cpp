@@ -19,8 +19,7 @@ SignalStopper::SignalStopper(std::function<void(int signal)> stop) : SignalStopp
 
 void SignalStopper::start(std::function<void(int signal)> stop,
                           std::function<void(int signal)> again) {
-  thread_ = std::thread([this, stop = std::move(stop), again = std::move(again)] {
-    nameThisThread("relay-signals");
+  thread_ = namedThread("relay-signals", [this, stop = std::move(stop), again = std::move(again)] {
     int signal = 0;
     sigwait(&signals_, &signal);
     if (done_) return;

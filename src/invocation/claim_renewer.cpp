@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "common/thread_name.h"
-
 namespace relay::invocation {
 
 ClaimRenewer::ClaimRenewer(RenewerSettings settings, LifecycleStore& store,
@@ -107,7 +105,6 @@ std::size_t ClaimRenewer::releaseAll() {
 }
 
 void ClaimRenewer::run() {
-  nameThisThread("relay-renewer");
   while (!stopping_.sleepFor(clock_, settings_.interval)) renewAll();
 }
 

@@ -176,15 +176,9 @@ Status HttpServer::start() {
   std::lock_guard lock(thread_mutex_);
   if (thread_.joinable()) return Error::internal("the HTTP server is already running");
   for (std::size_t i = 0; i < settings_.handler_threads; ++i) {
-    pool_.emplace_back([this] {
-      nameThisThread("relay-http-pool");
-      poolLoop();
-    });
+    pool_.push_back(namedThread("relay-http-pool", [this] { poolLoop(); }));
   }
-  thread_ = std::thread([this] {
-    nameThisThread("relay-http");
-    serve();
-  });
+  thread_ = namedThread("relay-http", [this] { serve(); });
   return {};
 }
 

@@ -177,14 +177,8 @@ void PrewarmPool::startWarmer() {
   sigset_t all, previous;
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &previous);
-  warmer_ = std::thread([this] {
-    nameThisThread("relay-warmer");
-    warmerLoop();
-  });
-  ticker_ = std::thread([this] {
-    nameThisThread("relay-ticker");
-    tickerLoop();
-  });
+  warmer_ = namedThread("relay-warmer", [this] { warmerLoop(); });
+  ticker_ = namedThread("relay-ticker", [this] { tickerLoop(); });
   ::pthread_sigmask(SIG_SETMASK, &previous, nullptr);
 }
 

@@ -436,18 +436,11 @@ void Consumer::workerLoop() {
 
 void Consumer::run() {
   std::vector<std::thread> threads;
-  // Named for top -H, perf and /proc (docs/operations.md "Threads").
-  const auto named = [this](const char* name, void (Consumer::*loop)()) {
-    return std::thread([this, name, loop] {
-      nameThisThread(name);
-      (this->*loop)();
-    });
-  };
-  threads.push_back(named("relay-reader", &Consumer::readerLoop));
-  threads.push_back(named("relay-reclaimer", &Consumer::reclaimLoop));
-  threads.push_back(named("relay-retries", &Consumer::dueLoop));
+  threads.push_back(namedThread("relay-reader", [this] { readerLoop(); }));
+  threads.push_back(namedThread("relay-reclaimer", [this] { reclaimLoop(); }));
+  threads.push_back(namedThread("relay-retries", [this] { dueLoop(); }));
   for (int i = 0; i < std::max(1, settings_.workers); ++i) {
-    threads.push_back(named("relay-pool", &Consumer::workerLoop));
+    threads.push_back(namedThread("relay-pool", [this] { workerLoop(); }));
   }
   for (std::thread& thread : threads) thread.join();
 }

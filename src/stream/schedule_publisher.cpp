@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <memory>
 
-#include "common/thread_name.h"
 #include "invocation/keys.h"
 
 namespace relay::stream {
@@ -121,7 +120,6 @@ void SchedulePublisher::sleepUntil(WallTime when) {
 }
 
 void SchedulePublisher::run() {
-  nameThisThread("relay-schedules");
   std::unique_ptr<redis::Connection> redis;
   milliseconds backoff = settings_.reconnect_min;
   while (!stopping_.requested()) {

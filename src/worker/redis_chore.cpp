@@ -12,7 +12,8 @@ RedisChore::~RedisChore() { stop(); }
 void RedisChore::start(std::chrono::milliseconds interval, Hooks hooks) {
   std::lock_guard lock(thread_mutex_);
   if (thread_.joinable()) return;
-  thread_ = std::thread([this, interval, hooks = std::move(hooks)] { loop(interval, hooks); });
+  thread_ =
+      namedThread(name_, [this, interval, hooks = std::move(hooks)] { loop(interval, hooks); });
 }
 
 void RedisChore::stop() {
@@ -22,7 +23,6 @@ void RedisChore::stop() {
 }
 
 void RedisChore::loop(std::chrono::milliseconds interval, const Hooks& hooks) {
-  nameThisThread(name_);
   std::unique_ptr<redis::Connection> redis;
   while (!stopping_.requested()) {
     if (!redis || !redis->ok()) {

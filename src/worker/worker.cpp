@@ -176,7 +176,6 @@ Status Worker::serveEndpoints() {
 }
 
 void Worker::watchApps() {
-  nameThisThread("relay-apps");
   auto watcher = app::Watcher::create(config_.apps, clock_);
   if (!watcher.ok()) {
     logger_.warn("not watching the apps root: changes need a restart",
@@ -254,9 +253,9 @@ void Worker::run() {
   if (auto serving = http_->start(); !serving.ok()) {
     logger_.error("http endpoints not served", {{"error", serving.error().message}});
   }
-  std::thread watcher([this] { watchApps(); });
-  std::thread publisher([this] { publisher_->run(); });
-  std::thread renewer([this] { renewer_->run(); });
+  std::thread watcher = namedThread("relay-apps", [this] { watchApps(); });
+  std::thread publisher = namedThread("relay-schedules", [this] { publisher_->run(); });
+  std::thread renewer = namedThread("relay-renewer", [this] { renewer_->run(); });
   consumer_->run();
   stopping_ = true;
   renewer_->stop();
