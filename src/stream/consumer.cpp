@@ -139,8 +139,6 @@ int Consumer::inHand() const {
   return static_cast<int>(unfinished_.size());
 }
 
-void Consumer::sleepUnlessStopping(milliseconds duration) { stopping_.sleepFor(clock_, duration); }
-
 std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Connection> old,
                                                      milliseconds& backoff) {
   if (old && old->ok()) return old;
@@ -159,7 +157,7 @@ std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Conn
                  {{"redis", endpoint_.describe()},
                   {"error", created.error().message},
                   {"retry_in", std::to_string(backoff.count()) + "ms"}});
-    sleepUnlessStopping(backoff);
+    stopping_.sleepFor(clock_, backoff);
     backoff = std::min(backoff * 2, settings_.reconnect_max);
   }
   return nullptr;
@@ -238,7 +236,7 @@ void Consumer::readerLoop() {
       auto group = ensureGroup(*redis);
       if (!group.ok()) {
         logger_.error("cannot create the consumer group", {{"error", group.error().message}});
-        sleepUnlessStopping(backoff);
+        stopping_.sleepFor(clock_, backoff);
         continue;
       }
       group_ready = true;
@@ -271,7 +269,7 @@ void Consumer::readerLoop() {
       release(reserved);
       logger_.warn("reading the stream failed", {{"error", entries.error().message}});
       backlog = false;
-      if (redis->ok()) sleepUnlessStopping(backoff);
+      if (redis->ok()) stopping_.sleepFor(clock_, backoff);
       continue;
     }
     // From here the reservation is exactly what the read brought.
@@ -400,7 +398,7 @@ void Consumer::dueLoop() {
     if (!due.ok()) {
       metrics_.countRedisError("due_retries");
       logger_.warn("reading due retries failed", {{"error", due.error().message}});
-      sleepUnlessStopping(settings_.due_poll);
+      stopping_.sleepFor(clock_, settings_.due_poll);
       continue;
     }
     // A full batch means more may be due: take them as soon as there is room (the pool stays
@@ -410,7 +408,7 @@ void Consumer::dueLoop() {
       logger_.debug("due retries taken", {{"count", std::to_string(due->size())}});
       enqueue(std::move(due).value());
     }
-    if (!more) sleepUnlessStopping(settings_.due_poll);
+    if (!more) stopping_.sleepFor(clock_, settings_.due_poll);
   }
 }
 

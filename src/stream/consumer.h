@@ -139,7 +139,6 @@ class Consumer {
   void release(int reserved);
   std::unique_ptr<redis::Connection> connect(std::unique_ptr<redis::Connection> old,
                                              std::chrono::milliseconds& backoff);
-  void sleepUnlessStopping(std::chrono::milliseconds duration);
 
   ConsumerSettings settings_;
   redis::Endpoint endpoint_;
