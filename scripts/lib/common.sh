@@ -67,6 +67,23 @@ ensure_packages() {
   fi
 }
 
+# The tun device pasta opens, as the sandbox user, for network: true handlers
+# (docs/runtimes.md "network: true"): made when missing and opened to everyone as Debian's udev
+# rules make it (0666) when a host ships it root-only (seen: crw------- on a VM image, where
+# every network: true test failed with pasta's "Failed to open tun socket in namespace").
+ensure_tun_device() {
+  local tun=/dev/net/tun sudo=()
+  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  if [ ! -e "$tun" ]; then
+    log "making $tun (character device 10:200) for pasta"
+    "${sudo[@]}" mkdir -p /dev/net
+    "${sudo[@]}" mknod -m 0666 "$tun" c 10 200
+  elif [ "$(stat -c %a "$tun")" != 666 ]; then
+    log "opening $tun to the sandbox user (mode $(stat -c %a "$tun") -> 0666, Debian's default)"
+    "${sudo[@]}" chmod 0666 "$tun"
+  fi
+}
+
 # npm for the browser tests' one dependency (tests/browser/package-lock.json). Debian's `npm`
 # package only when no npm is on PATH: a nodejs that bundles its own npm conflicts with it.
 ensure_npm() {

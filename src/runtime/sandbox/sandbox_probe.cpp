@@ -1,5 +1,11 @@
 #include "runtime/sandbox/sandbox_probe.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include "runtime/child_process.h"
 #include "runtime/output_lines.h"
 
@@ -77,6 +83,24 @@ Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
                                           : "died of signal " + std::to_string(ended.signal);
   return Error::unavailable(what + " cannot start a sandbox on this host (" + how +
                             (run->output.empty() ? "" : ": " + run->output) + ")");
+}
+
+std::string tunAccessProblem(const std::string& path, uid_t uid, gid_t gid) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0) {
+    return path + " cannot be opened (" + std::strerror(errno) +
+           "): pasta needs the tun device (mknod " + path + " c 10 200; chmod 0666 " + path + ")";
+  }
+  const mode_t wanted = info.st_uid == uid   ? S_IRUSR | S_IWUSR
+                        : info.st_gid == gid ? S_IRGRP | S_IWGRP
+                                             : S_IROTH | S_IWOTH;
+  if ((info.st_mode & wanted) == wanted) return {};
+  char mode[8];
+  std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
+  return path + " is mode " + mode + ", owner uid " + std::to_string(info.st_uid) +
+         ": the sandbox user (uid " + std::to_string(uid) +
+         ") cannot open it, so pasta cannot make a network (Debian's default is 0666: chmod 0666 " +
+         path + ")";
 }
 
 }  // namespace relay::runtime

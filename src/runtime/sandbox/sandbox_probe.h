@@ -24,4 +24,10 @@ bool bwrapSupports(const std::string& bwrap, std::string_view option, Clock& clo
 Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
                     const SeccompFilter& seccomp, Clock& clock, bool network = false);
 
+/// Why `uid`/`gid` (the sandbox user, no supplementary groups) cannot open the tun device at
+/// `path` read-write, as pasta must for a network: true sandbox; empty when its mode allows it.
+/// Said after a failed network probe, whose own message ("Failed to open tun socket") names
+/// no cause. Judged by the mode bits alone: an ACL granting access is not seen.
+std::string tunAccessProblem(const std::string& path, uid_t uid, gid_t gid);
+
 }  // namespace relay::runtime

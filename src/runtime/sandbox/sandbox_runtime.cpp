@@ -112,7 +112,10 @@ std::string SandboxRuntime::checkNetwork(Clock& clock) {
   }
   tools_.pasta = *pasta;
   auto probe = probeSandbox(settings_, tools_, *seccomp_, clock, /*network=*/true);
-  return probe.ok() ? std::string() : probe.error().message;
+  if (probe.ok()) return {};
+  // pasta's own message names no cause when the tun device is closed to the sandbox user.
+  const std::string tun = tunAccessProblem("/dev/net/tun", settings_.uid, settings_.gid);
+  return probe.error().message + (tun.empty() ? "" : "; " + tun);
 }
 
 void SandboxRuntime::forget(const std::string& app) {
