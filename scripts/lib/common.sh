@@ -149,6 +149,8 @@ private_redis() {
 }
 
 stop_private_redis() {
+  # Nothing to stop when REDIS_URI named a server (an EXIT trap calls this either way).
+  [ -n "${private_redis_pid:-}" ] || return 0
   kill "$private_redis_pid" 2>/dev/null || true
   wait "$private_redis_pid" 2>/dev/null || true
   rm -rf "$private_redis_dir"
