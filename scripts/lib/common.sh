@@ -2,6 +2,9 @@
 # shellcheck shell=bash
 
 RELAY_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# The prefix of a command that needs root: nothing when root already (CI), else sudo.
+AS_ROOT=()
+[ "$(id -u)" -eq 0 ] || AS_ROOT=(sudo)
 
 # Debian packages Relay needs to build and test (README "Dependencies" says why each).
 RELAY_PACKAGES=(
@@ -32,8 +35,7 @@ ensure_backports_source() {
     return 0
   fi
   log "adding the bookworm-backports apt source"
-  # `sudo` is ensure_packages' (empty when root).
-  "${sudo[@]}" tee /etc/apt/sources.list.d/relay-backports.sources >/dev/null <<'SRC'
+  "${AS_ROOT[@]}" tee /etc/apt/sources.list.d/relay-backports.sources >/dev/null <<'SRC'
 Types: deb
 URIs: http://deb.debian.org/debian
 Suites: bookworm-backports
@@ -53,16 +55,14 @@ ensure_packages() {
     return 0
   fi
   log "installing with apt: ${missing[*]} ${backports[*]}"
-  local sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   export DEBIAN_FRONTEND=noninteractive
   [ ${#backports[@]} -eq 0 ] || ensure_backports_source
-  "${sudo[@]}" apt-get update -qq
+  "${AS_ROOT[@]}" apt-get update -qq
   if [ ${#missing[@]} -ne 0 ]; then
-    "${sudo[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
+    "${AS_ROOT[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
   fi
   if [ ${#backports[@]} -ne 0 ]; then
-    "${sudo[@]}" apt-get install -y -q --no-install-recommends -t bookworm-backports \
+    "${AS_ROOT[@]}" apt-get install -y -q --no-install-recommends -t bookworm-backports \
       "${backports[@]}"
   fi
 }
@@ -72,15 +72,14 @@ ensure_packages() {
 # rules make it (0666) when a host ships it root-only (seen: crw------- on a VM image, where
 # every network: true test failed with pasta's "Failed to open tun socket in namespace").
 ensure_tun_device() {
-  local tun=/dev/net/tun sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
+  local tun=/dev/net/tun mode
   if [ ! -e "$tun" ]; then
     log "making $tun (character device 10:200) for pasta"
-    "${sudo[@]}" mkdir -p /dev/net
-    "${sudo[@]}" mknod -m 0666 "$tun" c 10 200
-  elif [ "$(stat -c %a "$tun")" != 666 ]; then
-    log "opening $tun to the sandbox user (mode $(stat -c %a "$tun") -> 0666, Debian's default)"
-    "${sudo[@]}" chmod 0666 "$tun"
+    "${AS_ROOT[@]}" mkdir -p /dev/net
+    "${AS_ROOT[@]}" mknod -m 0666 "$tun" c 10 200
+  elif mode=$(stat -c %a "$tun") && [ "$mode" != 666 ]; then
+    log "opening $tun to the sandbox user (mode $mode -> 0666, Debian's default)"
+    "${AS_ROOT[@]}" chmod 0666 "$tun"
   fi
 }
 
@@ -89,11 +88,9 @@ ensure_tun_device() {
 ensure_npm() {
   command -v npm >/dev/null 2>&1 && return 0
   log "installing npm"
-  local sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   export DEBIAN_FRONTEND=noninteractive
-  "${sudo[@]}" apt-get update -qq
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null
+  "${AS_ROOT[@]}" apt-get update -qq
+  "${AS_ROOT[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null
 }
 
 # Installs the browser tests' node_modules (puppeteer-core, exactly as package-lock.json pins

@@ -53,12 +53,10 @@ ensure_docker_packages() {
   done
   [ ${#missing[@]} -eq 0 ] && return 0
   _docker_log "installing ${missing[*]}"
-  local sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
   export DEBIAN_FRONTEND=noninteractive
-  "${sudo[@]}" apt-get update -qq
+  "${AS_ROOT[@]}" apt-get update -qq
   # policy-rc.d may refuse to start the service; ensure_dockerd starts the daemon itself.
-  "${sudo[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  "${AS_ROOT[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 }
 
 # Makes sure a daemon answers on DOCKER_HOST (default unix:///var/run/docker.sock), starting
@@ -73,9 +71,7 @@ ensure_dockerd() {
   # A socket left by a dead daemon is fine: dockerd unlinks it before listening.
   RELAY_DOCKERD_LOG=$(mktemp "${TMPDIR:-/tmp}/relay-dockerd.XXXXXX.log")
   _docker_log "starting dockerd on unix://$socket (log: $RELAY_DOCKERD_LOG)"
-  local sudo=()
-  [ "$(id -u)" -eq 0 ] || sudo=(sudo)
-  "${sudo[@]}" dockerd --host "unix://$socket" --storage-driver=vfs --iptables=false \
+  "${AS_ROOT[@]}" dockerd --host "unix://$socket" --storage-driver=vfs --iptables=false \
     --bridge=none --ip-forward=false --ip-masq=false >"$RELAY_DOCKERD_LOG" 2>&1 &
   RELAY_DOCKERD_PID=$!
   local waited=0
