@@ -1,7 +1,5 @@
 #include "runtime/sandbox/sandbox_probe.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -85,16 +83,18 @@ Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
                             (run->output.empty() ? "" : ": " + run->output) + ")");
 }
 
+bool modeGrants(const struct stat& info, uid_t uid, gid_t gid, unsigned access) {
+  const int shift = info.st_uid == uid ? 6 : info.st_gid == gid ? 3 : 0;
+  return ((info.st_mode >> shift) & access) == access;
+}
+
 std::string tunAccessProblem(const std::string& path, uid_t uid, gid_t gid) {
   struct stat info {};
   if (::stat(path.c_str(), &info) != 0) {
     return path + " cannot be opened (" + std::strerror(errno) +
            "): pasta needs the tun device (mknod " + path + " c 10 200; chmod 0666 " + path + ")";
   }
-  const mode_t wanted = info.st_uid == uid   ? S_IRUSR | S_IWUSR
-                        : info.st_gid == gid ? S_IRGRP | S_IWGRP
-                                             : S_IROTH | S_IWOTH;
-  if ((info.st_mode & wanted) == wanted) return {};
+  if (modeGrants(info, uid, gid, 4 | 2)) return {};
   char mode[8];
   std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(info.st_mode & 07777));
   return path + " is mode " + mode + ", owner uid " + std::to_string(info.st_uid) +

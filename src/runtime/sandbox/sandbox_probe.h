@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/stat.h>
+
 #include <string>
 #include <string_view>
 
@@ -23,6 +25,12 @@ bool bwrapSupports(const std::string& bwrap, std::string_view option, Clock& clo
 /// bwrap lacks, no /dev/net/tun for pasta.
 Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
                     const SeccompFilter& seccomp, Clock& clock, bool network = false);
+
+/// Whether the mode of `info` grants `access` (a mask of 4 read, 2 write, 1 search or execute)
+/// to a process of `uid` and `gid` without supplementary groups (the sandbox user), as the
+/// kernel decides when no ACL is set: the owner's bits for the owner, else the group's for the
+/// group, else the others'.
+bool modeGrants(const struct stat& info, uid_t uid, gid_t gid, unsigned access);
 
 /// Why `uid`/`gid` (the sandbox user, no supplementary groups) cannot open the tun device at
 /// `path` read-write, as pasta must for a network: true sandbox; empty when its mode allows it.

@@ -35,21 +35,16 @@ std::string findLauncher(const std::string& configured) {
   return !ec && ::access(path.c_str(), X_OK) == 0 ? path.string() : std::string();
 }
 
-// Whether `uid` (not the owner, not in the group) can list and read `dir`: every ancestor
-// must be searchable by others, the directory itself readable and searchable.
-bool readableByOthers(const fs::path& dir, uid_t uid) {
+// Whether the sandbox user can list and read `dir`: every ancestor searchable, the directory
+// itself readable and searchable.
+bool readableBy(const fs::path& dir, uid_t uid, gid_t gid) {
   fs::path current;
+  struct stat info {};
   for (const fs::path& part : fs::absolute(dir)) {
     current /= part;
-    struct stat info {};
-    if (::stat(current.c_str(), &info) != 0) return false;
-    const bool owner = info.st_uid == uid;
-    const mode_t search = owner ? S_IXUSR : S_IXOTH;
-    if ((info.st_mode & search) == 0) return false;
+    if (::stat(current.c_str(), &info) != 0 || !modeGrants(info, uid, gid, 1)) return false;
   }
-  struct stat info {};
-  ::stat(dir.c_str(), &info);
-  return (info.st_mode & (info.st_uid == uid ? S_IRUSR : S_IROTH)) != 0;
+  return modeGrants(info, uid, gid, 4);  // `info` is the directory's own, stated last
 }
 
 }  // namespace
@@ -131,7 +126,7 @@ Availability SandboxRuntime::availability(const InvocationSpec& app_spec) const 
   if (!fs::is_directory(app_spec.app_dir, ec)) {
     return {false, "app directory " + app_spec.app_dir.string() + " does not exist"};
   }
-  if (!readableByOthers(app_spec.app_dir, settings_.uid)) {
+  if (!readableBy(app_spec.app_dir, settings_.uid, settings_.gid)) {
     return {false, "app directory " + app_spec.app_dir.string() +
                        " is not readable by the sandbox user (uid " +
                        std::to_string(settings_.uid) + "): make it and its parents world-readable"};

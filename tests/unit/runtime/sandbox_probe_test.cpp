@@ -70,5 +70,21 @@ TEST_F(TunAccess, AMissingDeviceSaysHowToMakeIt) {
   EXPECT_THAT(problem, HasSubstr("mknod " + missing + " c 10 200"));
 }
 
+// The kernel's rule without ACLs, which the app-directory check uses too: one class decides,
+// the first that applies, even when a later class has more.
+TEST(ModeGrants, OneClassDecidesTheOwnersThenTheGroupsThenTheOthers) {
+  struct stat info {};
+  info.st_uid = 1000;
+  info.st_gid = 2000;
+  info.st_mode = S_IFDIR | 0075;  // the owner nothing, the group everything, others r-x
+  EXPECT_FALSE(modeGrants(info, 1000, 2000, 4));
+  EXPECT_TRUE(modeGrants(info, 65534, 2000, 4 | 2 | 1));
+  EXPECT_TRUE(modeGrants(info, 65534, 65534, 4 | 1));
+  EXPECT_FALSE(modeGrants(info, 65534, 65534, 2));
+  info.st_mode = S_IFDIR | 0705;  // the group nothing: a member is refused what others get
+  EXPECT_FALSE(modeGrants(info, 65534, 2000, 1));
+  EXPECT_TRUE(modeGrants(info, 65534, 65534, 1));
+}
+
 }  // namespace
 }  // namespace relay::runtime
