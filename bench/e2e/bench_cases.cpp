@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "common/system_clock.h"
+#include "e2e/spawn_baseline.h"
 #include "e2e/stream_probe.h"
 #include "e2e/worker_process.h"
 #include "redis/connection.h"
@@ -41,12 +42,6 @@ T failure(std::string error) {
   T result;
   result.error = std::move(error);
   return result;
-}
-
-long long realtimeNs() {
-  timespec now{};
-  ::clock_gettime(CLOCK_REALTIME, &now);
-  return static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec;
 }
 
 // Starts a worker and waits until it has read from the group (at most 60 s).

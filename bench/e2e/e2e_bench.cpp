@@ -30,8 +30,6 @@ namespace {
 
 using namespace relay::bench;
 
-extern "C" char** environ;
-
 std::vector<std::string> baseEnv() {
   return {"PATH=/usr/local/bin:/usr/bin:/bin", "BENCH_QUIET=1", "RELAY_MESSAGE_ID=bare"};
 }

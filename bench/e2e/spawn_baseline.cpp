@@ -14,13 +14,14 @@
 #include <vector>
 
 namespace relay::bench {
-namespace {
 
 long long realtimeNs() {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
   return static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec;
 }
+
+namespace {
 
 // Drops to the command's uid/gid (as Relay does before it execs bwrap); false on failure.
 bool dropPrivileges(const BareCommand& command) {

@@ -23,6 +23,9 @@ struct BareCommand {
   std::optional<runtime::SeccompFilter> seccomp;
 };
 
+/// CLOCK_REALTIME in nanoseconds: the clock of the stamp handler's `relay-stamp` lines.
+long long realtimeNs();
+
 /// Starts `count` runs of `command` from `concurrency` single-threaded spawner processes, each
 /// running one at a time, stdin and stdout on /dev/null; returns runs per second (0 when one
 /// failed).

@@ -12,8 +12,6 @@
 #include <sstream>
 #include <thread>
 
-extern char** environ;
-
 namespace relay::bench {
 
 long procStatusKib(pid_t pid, const std::string& name) {

@@ -12,6 +12,7 @@
 #include "app/registry.h"
 #include "cli/app_flags.h"
 #include "cli/command.h"
+#include "cli/json_output.h"
 #include "cli/loaded_apps.h"
 #include "cli/table.h"
 #include "common/duration.h"
@@ -36,10 +37,6 @@ struct InspectOptions {
 };
 
 constexpr std::size_t kNextFireTimes = 3;
-std::string dump(const Json& json) {
-  return json.dump(2, ' ', false, Json::error_handler_t::replace);
-}
-
 std::string yesNo(bool value) { return value ? "yes" : "no"; }
 
 std::string formatCpus(double cpus) {
@@ -78,7 +75,7 @@ void runLs(const LsOptions& options, CommandContext& context) {
       row["paused"] = paused ? Json(paused->count(entry.name) > 0) : Json();
       list.push_back(std::move(row));
     }
-    context.out << dump(list) << "\n";
+    context.out << prettyJson(list) << "\n";
     return;
   }
   std::vector<std::vector<std::string>> rows = {
@@ -157,7 +154,7 @@ void runInspect(const InspectOptions& options, CommandContext& context) {
   if (entry == nullptr) return;
   const WallTime now = SystemClock().now();
   if (options.json) {
-    context.out << dump(app::appDetailJson(*entry, now)) << "\n";
+    context.out << prettyJson(app::appDetailJson(*entry, now)) << "\n";
   } else {
     printInspect(*entry, now, context.out);
   }

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/backtest.h"
+#include "cli/json_output.h"
 #include "cli/loaded_apps.h"
 #include "cli/redis_session.h"
 #include "cli/table.h"
@@ -76,7 +77,7 @@ void printJson(const Backtest& backtest, const BacktestOptions& options,
                {{"candidate", backtest.unmatchedCandidate()},
                 {"deployed", compared ? Json(backtest.unmatchedDeployed()) : Json()}}},
               {"rules", std::move(rules)}};
-  context.out << out.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+  context.out << prettyJson(out) << "\n";
 }
 
 void printText(const Backtest& backtest, const worker::WorkerConfig& config, bool compared,

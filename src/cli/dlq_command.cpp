@@ -9,6 +9,7 @@
 #include "app/registry.h"
 #include "cli/app_flags.h"
 #include "cli/command.h"
+#include "cli/json_output.h"
 #include "cli/print_sink.h"
 #include "cli/redis_session.h"
 #include "cli/table.h"
@@ -28,7 +29,7 @@ using Json = nlohmann::ordered_json;
 constexpr std::size_t kReasonWidth = 60;
 constexpr int kDefaultLimit = 100;
 
-struct LsOptions {
+struct DlqLsOptions {
   bool json = false;
   int limit = kDefaultLimit;
 };
@@ -38,10 +39,6 @@ struct EntryOptions {
   bool json = false;
   AppFlags flags;  // replay only
 };
-
-std::string dump(const Json& json) {
-  return json.dump(2, ' ', false, Json::error_handler_t::replace);
-}
 
 std::string field(const stream::StreamEntry& entry, std::string_view name) {
   const std::string* value = entry.find(name);
@@ -86,7 +83,7 @@ std::optional<stream::StreamEntry> readEntry(RedisSession& session, const std::s
   return std::move(found).value();
 }
 
-void runLs(const LsOptions& options, CommandContext& context) {
+void runDlqLs(const DlqLsOptions& options, CommandContext& context) {
   auto session = openRedisSession("dlq ls", {}, context);
   if (!session) return;
   auto reply = session->redis->command(
@@ -97,7 +94,7 @@ void runLs(const LsOptions& options, CommandContext& context) {
   if (options.json) {
     Json list = Json::array();
     for (const stream::StreamEntry& entry : *entries) list.push_back(entryJson(entry));
-    context.out << dump(list) << "\n";
+    context.out << prettyJson(list) << "\n";
   } else if (entries->empty()) {
     context.out << "the dead-letter queue " << session->keys.dlq() << " is empty\n";
     return;
@@ -126,7 +123,7 @@ void printEvent(const std::string& event, std::ostream& out) {
     out << "event (not JSON, as recorded):\n  " << printable(event) << "\n";
     return;
   }
-  std::string pretty = dump(parsed);
+  std::string pretty = prettyJson(parsed);
   out << "event:\n  ";
   for (char c : pretty) {
     out << c;
@@ -146,14 +143,14 @@ void printOutputTail(std::string_view tail, std::ostream& out) {
   }
 }
 
-void runInspect(const EntryOptions& options, CommandContext& context) {
+void runDlqInspect(const EntryOptions& options, CommandContext& context) {
   if (!validId(options.id, "inspect", context)) return;
   auto session = openRedisSession("dlq inspect", {}, context);
   if (!session) return;
   const auto entry = readEntry(*session, options.id, "inspect", context);
   if (!entry) return;
   if (options.json) {
-    context.out << dump(entryJson(*entry)) << "\n";
+    context.out << prettyJson(entryJson(*entry)) << "\n";
     return;
   }
   context.out << "id:                " << entry->id << "\n";
@@ -236,7 +233,7 @@ void addDlqCommand(CLI::App& root, CommandContext& context) {
       root.add_subcommand("dlq", "List, inspect, replay and remove dead-letter entries");
   group->require_subcommand(1);
 
-  auto ls = std::make_shared<LsOptions>();
+  auto ls = std::make_shared<DlqLsOptions>();
   CLI::App* ls_command = group->add_subcommand(
       "ls", "List entries, newest first: id, timestamp, app, handler, reason, attempts");
   ls_command->add_flag("--json", ls->json, "Print a JSON array: id plus every field per entry");
@@ -245,14 +242,14 @@ void addDlqCommand(CLI::App& root, CommandContext& context) {
                    "Show at most N entries (default " + std::to_string(kDefaultLimit) + ")")
       ->type_name("N")
       ->check(CLI::PositiveNumber);
-  ls_command->callback([ls, &context] { runLs(*ls, context); });
+  ls_command->callback([ls, &context] { runDlqLs(*ls, context); });
 
   auto inspect = std::make_shared<EntryOptions>();
   CLI::App* inspect_command =
       group->add_subcommand("inspect", "Show every field of one entry, the event pretty-printed");
   inspect_command->add_option("ID", inspect->id, "The entry id (from `relay dlq ls`)")->required();
   inspect_command->add_flag("--json", inspect->json, "Print one JSON object");
-  inspect_command->callback([inspect, &context] { runInspect(*inspect, context); });
+  inspect_command->callback([inspect, &context] { runDlqInspect(*inspect, context); });
 
   auto replay = std::make_shared<EntryOptions>();
   CLI::App* replay_command = group->add_subcommand(

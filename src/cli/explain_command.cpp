@@ -11,6 +11,7 @@
 #include <string>
 
 #include "cli/explanation_json.h"
+#include "cli/json_output.h"
 #include "cli/loaded_apps.h"
 #include "cli/redis_session.h"
 #include "common/rfc3339.h"
@@ -95,7 +96,7 @@ void explainApp(const ExplainOptions& options, std::istream& in, Clock& clock,
                 {"paused", paused ? Json(paused->count(app.name) > 0) : Json()},
                 {"matched", matched},
                 {"rules", std::move(rules)}};
-    context.out << out.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    context.out << prettyJson(out) << "\n";
   } else {
     context.out << "app " << app.name << ": " << matched << " of " << app.rules.size()
                 << " rules match (now() = " << formatInstant(now) << ")\n";

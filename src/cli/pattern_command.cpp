@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "cli/explanation_json.h"
+#include "cli/json_output.h"
 #include "common/rfc3339.h"
 #include "common/system_clock.h"
 #include "event/event.h"
@@ -101,9 +102,7 @@ void runPatternTest(const PatternTestOptions& options, std::istream& in, const C
   }
   const pattern::Explanation explanation = pattern::explain(*compiled, *event, now);
   if (options.json) {
-    context.out << explanationJson(explanation)
-                       .dump(2, ' ', false, nlohmann::json::error_handler_t::replace)
-                << "\n";
+    context.out << prettyJson(explanationJson(explanation)) << "\n";
   } else {
     context.out << (explanation.matched ? "match\n" : "no match\n");
     if (options.explain && explanation.failure) {

@@ -15,7 +15,7 @@
 namespace relay::cli {
 namespace {
 
-constexpr const char* kName = "relay publish";
+constexpr const char* kPublishName = "relay publish";
 
 struct PublishOptions {
   std::string event;  // JSON or @FILE; empty: stdin
@@ -58,7 +58,7 @@ std::vector<Piece> cut(const std::string& input, bool lines) {
 
 void reportRejection(const Piece& piece, const stream::EventRejection& rejection,
                      CommandContext& context) {
-  context.err << kName << ": ";
+  context.err << kPublishName << ": ";
   if (piece.line > 0) {
     context.err << "line " << piece.line << ", byte " << rejection.offset << " (byte "
                 << piece.start + rejection.offset << " of the input): ";
@@ -136,17 +136,17 @@ void runPublish(const PublishOptions& options, std::istream& in, CommandContext&
   context.exit_code = kExitUsage;
   if (!options.traceparent.empty()) {
     if (auto parsed = tracing::parseTraceparent(options.traceparent); !parsed.ok()) {
-      context.err << kName << ": --traceparent: " << parsed.error().message << "\n";
+      context.err << kPublishName << ": --traceparent: " << parsed.error().message << "\n";
       return;
     }
   }
   if (!options.tracestate.empty()) {
     if (options.traceparent.empty()) {
-      context.err << kName << ": --tracestate needs --traceparent\n";
+      context.err << kPublishName << ": --tracestate needs --traceparent\n";
       return;
     }
     if (auto checked = tracing::checkTracestate(options.tracestate); !checked.ok()) {
-      context.err << kName << ": --tracestate: " << checked.error().message << "\n";
+      context.err << kPublishName << ": --tracestate: " << checked.error().message << "\n";
       return;
     }
   }
@@ -154,12 +154,12 @@ void runPublish(const PublishOptions& options, std::istream& in, CommandContext&
   if (!config) return;
   Result<std::string> input = readEventArgument(options.event, in);
   if (!input.ok()) {
-    context.err << kName << ": " << input.error().message << "\n";
+    context.err << kPublishName << ": " << input.error().message << "\n";
     return;
   }
   const std::vector<Piece> pieces = cut(*input, options.lines);
   if (options.lines && pieces.empty()) {
-    context.err << kName << ": no event in the input (every line is blank)\n";
+    context.err << kPublishName << ": no event in the input (every line is blank)\n";
     return;
   }
   // Every event is checked before anything is appended: one bad line appends nothing.
@@ -172,7 +172,7 @@ void runPublish(const PublishOptions& options, std::istream& in, CommandContext&
     }
   }
   if (!valid) {
-    context.err << kName << ": nothing was appended\n";
+    context.err << kPublishName << ": nothing was appended\n";
     return;
   }
   std::optional<RedisSession> session = connectRedisSession("publish", std::move(*config), context);

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "cli/command.h"
+#include "cli/json_output.h"
 #include "cli/redis_session.h"
 #include "cli/table.h"
 #include "stream/handler_stats.h"
@@ -51,7 +52,7 @@ void runStats(const StatsOptions& options, CommandContext& context) {
                       {"runs", row.runs()},
                       {"duration_seconds", row.duration_seconds}});
     }
-    context.out << list.dump(2, ' ', false, Json::error_handler_t::replace) << "\n";
+    context.out << prettyJson(list) << "\n";
     return;
   }
   if (rows.empty()) {

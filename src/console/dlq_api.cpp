@@ -15,8 +15,8 @@ namespace {
 using observability::HttpReply;
 using observability::HttpRequest;
 
-constexpr std::size_t kDefaultLimit = 50;
-constexpr std::size_t kMaxLimit = 500;
+constexpr std::size_t kDefaultDlqLimit = 50;
+constexpr std::size_t kMaxDlqLimit = 500;
 
 std::string field(const stream::StreamEntry& entry, std::string_view name) {
   const std::string* value = entry.find(name);
@@ -169,7 +169,7 @@ HttpReply listDeadLetters(ConsoleState& state, const HttpRequest& request) {
   if ((!upto.empty() && !validId(upto)) || (!before.empty() && !validId(before))) {
     return jsonError(400, "upto, before: expected entry ids (<ms>-<seq>)");
   }
-  const auto limit = limitParam(request, kDefaultLimit, kMaxLimit);
+  const auto limit = limitParam(request, kDefaultDlqLimit, kMaxDlqLimit);
   if (!limit.ok()) return jsonError(400, limit.error().message);
   auto lease = state.pool.lease();
   if (!lease.ok()) return redisFailure("connect", lease.error());

@@ -17,8 +17,8 @@ namespace {
 using observability::HttpReply;
 using observability::HttpRequest;
 
-constexpr std::size_t kDefaultLimit = 50;
-constexpr std::size_t kMaxLimit = 200;
+constexpr std::size_t kDefaultPendingLimit = 50;
+constexpr std::size_t kMaxPendingLimit = 200;
 
 const char* stateName(invocation::Marker::State state) {
   switch (state) {
@@ -122,7 +122,7 @@ HttpReply pendingMessages(ConsoleState& state, const HttpRequest& request) {
   if (!before.empty() && !stream::StreamId::parse(before)) {
     return jsonError(400, "before: expected a message id");
   }
-  const auto limited = limitParam(request, kDefaultLimit, kMaxLimit);
+  const auto limited = limitParam(request, kDefaultPendingLimit, kMaxPendingLimit);
   if (!limited.ok()) return jsonError(400, limited.error().message);
   const std::size_t limit = *limited;
   auto lease = state.pool.lease();

@@ -10,11 +10,6 @@ namespace {
 
 char lowerAscii(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
-std::string_view field(const stream::StreamEntry& entry, std::string_view name) {
-  const std::string* value = entry.find(name);
-  return value ? std::string_view(*value) : std::string_view();
-}
-
 }  // namespace
 
 bool containsIgnoringCase(std::string_view haystack, std::string_view needle) {
@@ -25,8 +20,8 @@ bool containsIgnoringCase(std::string_view haystack, std::string_view needle) {
 }
 
 bool DlqFilter::matches(const stream::StreamEntry& entry) const {
-  if (!app.empty() && field(entry, "app") != app) return false;
-  if (!handler.empty() && field(entry, "handler") != handler) return false;
+  if (!app.empty() && entry.valueOf("app") != app) return false;
+  if (!handler.empty() && entry.valueOf("handler") != handler) return false;
   if (!kind.empty() && kindName(kindOf(entry)) != kind) return false;
   if (since_ms || until_ms) {
     const std::optional<stream::StreamId> id = stream::StreamId::parse(entry.id);
@@ -35,8 +30,8 @@ bool DlqFilter::matches(const stream::StreamEntry& entry) const {
     if (since_ms && ms < *since_ms) return false;
     if (until_ms && ms > *until_ms) return false;
   }
-  if (!containsIgnoringCase(field(entry, "reason"), reason)) return false;
-  return containsIgnoringCase(field(entry, "event"), text);
+  if (!containsIgnoringCase(entry.valueOf("reason"), reason)) return false;
+  return containsIgnoringCase(entry.valueOf("event"), text);
 }
 
 std::string DlqFilter::newestBound() const {

@@ -11,11 +11,6 @@ namespace {
 
 using Verdict = ReplayResult::Verdict;
 
-std::string field(const stream::StreamEntry& entry, std::string_view name) {
-  const std::string* value = entry.find(name);
-  return value ? *value : std::string();
-}
-
 std::string shortened(std::string text, std::size_t width = 60) {
   if (text.size() > width) text = text.substr(0, width - 3) + "...";
   return text;
@@ -37,15 +32,15 @@ std::optional<std::string> Replayer::refusal(const stream::StreamEntry& entry) {
                            : kind == DlqKind::kSchedule ? "a malformed schedule occurrence"
                                                         : "a malformed message";
   return "entry " + entry.id + " records " + what + " that never reached a handler (" +
-         shortened(field(entry, "reason")) +
+         shortened(std::string(entry.valueOf("reason"))) +
          "): there is nothing to replay; inspect it and remove it";
 }
 
 ReplayResult Replayer::replay(redis::Connection& redis, const std::string& dlq_key,
                               const stream::StreamEntry& entry, runtime::OutputSink& output) const {
   if (auto refused = refusal(entry)) return result(Verdict::kRefused, *refused);
-  const std::string app_name = field(entry, "app");
-  const std::string handler = field(entry, "handler");
+  const std::string app_name(entry.valueOf("app"));
+  const std::string handler(entry.valueOf("handler"));
   const app::AppEntry* app_entry = snapshot_.find(app_name);
   if (app_entry == nullptr) {
     return result(Verdict::kNotRunnable, "app \"" + app_name + "\" no longer exists in " +
@@ -76,12 +71,12 @@ ReplayResult Replayer::replay(redis::Connection& redis, const std::string& dlq_k
                                              " now: " + available.reason + "; the entry stays");
   }
   long long attempts = 0;
-  const std::string recorded = field(entry, "handler_attempts");
+  const std::string_view recorded = entry.valueOf("handler_attempts");
   (void)std::from_chars(recorded.data(), recorded.data() + recorded.size(), attempts);
-  const std::string event = field(entry, "event");
+  const std::string event(entry.valueOf("event"));
   // The original message id keeps RELAY_INVOCATION_ID the idempotency key it was.
   const runtime::InvocationSpec spec =
-      stream::invocationSpec(app, handler, *timeout, field(entry, "original_id"),
+      stream::invocationSpec(app, handler, *timeout, std::string(entry.valueOf("original_id")),
                              static_cast<int>(attempts) + 1, runtime::Trigger::kReplay, event);
   const Result<runtime::Outcome> outcome = runtime_.run(spec, output);
   if (!outcome.ok()) {

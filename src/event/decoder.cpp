@@ -4,6 +4,7 @@
 #include <optional>
 
 #include "event/event.h"
+#include "event/number.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -11,6 +12,8 @@
 
 namespace relay::event {
 namespace {
+
+using detail::isDigit;
 
 static_assert(kDecodePadding >= 16, "the string scanner reads 16 bytes at a time");
 
@@ -33,8 +36,6 @@ inline int firstSpecial(const char* p) {
   return 16;
 #endif
 }
-
-inline bool isDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
 
 // Every structural character is above ' ', so one comparison settles compact JSON.
 inline const char* skipSpace(const char* p) {

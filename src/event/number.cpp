@@ -11,8 +11,6 @@ constexpr double kPowersOfTen[] = {1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7
                                    1e8,  1e9,  1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
                                    1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22};
 
-bool isDigit(char c) { return static_cast<unsigned char>(c - '0') < 10; }
-
 // Decimal exponent of the first non-zero digit of a valid unsigned JSON number (which is not
 // zero): positive means the magnitude is at least 10.
 std::int64_t magnitude(std::string_view text) {

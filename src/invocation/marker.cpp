@@ -1,7 +1,8 @@
 #include "invocation/marker.h"
 
-#include <charconv>
 #include <vector>
+
+#include "common/whole_number.h"
 
 namespace relay::invocation {
 namespace {
@@ -17,26 +18,20 @@ std::vector<std::string_view> split(std::string_view text) {
   }
 }
 
-template <typename T>
-bool number(std::string_view text, T& out) {
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return error == std::errc() && end == text.data() + text.size();
-}
-
 }  // namespace
 
 std::optional<Marker> Marker::parse(std::string_view text) {
   const std::vector<std::string_view> parts = split(text);
   Marker marker;
-  if (parts.size() < 2 || !number(parts[1], marker.attempt) || marker.attempt < 0) {
+  if (parts.size() < 2 || !parseWholeNumber(parts[1], marker.attempt) || marker.attempt < 0) {
     return std::nullopt;
   }
   const std::string_view kind = parts[0];
-  if (kind == "running" && parts.size() == 4 && number(parts[3], marker.deadline_ms)) {
+  if (kind == "running" && parts.size() == 4 && parseWholeNumber(parts[3], marker.deadline_ms)) {
     marker.state = State::kRunning;
     marker.token = parts[2];
   } else if (kind == "failed" && (parts.size() == 3 || parts.size() == 4) &&
-             number(parts[2], marker.next_attempt_ms)) {
+             parseWholeNumber(parts[2], marker.next_attempt_ms)) {
     marker.state = State::kFailed;
     if (parts.size() == 4) marker.token = parts[3];
   } else if (kind == "succeeded" && (parts.size() == 2 || parts.size() == 3)) {

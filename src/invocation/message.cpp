@@ -9,4 +9,9 @@ const std::string* Message::find(std::string_view name) const {
   return nullptr;
 }
 
+std::string_view Message::valueOf(std::string_view name) const {
+  const std::string* value = find(name);
+  return value ? std::string_view(*value) : std::string_view();
+}
+
 }  // namespace relay::invocation

@@ -17,6 +17,8 @@ struct Message {
 
   /// The first value of field `name`, or null.
   const std::string* find(std::string_view name) const;
+  /// The first value of field `name`, or "" when there is none.
+  std::string_view valueOf(std::string_view name) const;
 };
 
 }  // namespace relay::invocation

@@ -1,15 +1,9 @@
 #include "invocation/plan.h"
 
-#include <charconv>
+#include "common/whole_number.h"
 
 namespace relay::invocation {
 namespace {
-
-template <typename T>
-bool number(std::string_view text, T& out) {
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), out);
-  return error == std::errc() && end == text.data() + text.size() && !text.empty();
-}
 
 // Splits off the text before the first `separator`; false when there is none.
 bool take(std::string_view& rest, char separator, std::string_view& part) {
@@ -53,8 +47,8 @@ std::optional<Plan> decodePlan(std::string_view text) {
     } else {
       return std::nullopt;
     }
-    if (!number(attempts, invocation.max_attempts) || invocation.max_attempts < 1 ||
-        !number(timeout, timeout_ms) || timeout_ms < 0) {
+    if (!parseWholeNumber(attempts, invocation.max_attempts) || invocation.max_attempts < 1 ||
+        !parseWholeNumber(timeout, timeout_ms) || timeout_ms < 0) {
       return std::nullopt;
     }
     invocation.timeout = std::chrono::milliseconds(timeout_ms);

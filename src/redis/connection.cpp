@@ -16,8 +16,6 @@ namespace {
 // A moved slot settles in one redirect; more means the cluster is still reconfiguring.
 constexpr int kMaxRedirects = 5;
 
-Error misuse(std::string message) { return {ErrorKind::kProtocol, std::move(message)}; }
-
 Result<std::unique_ptr<Link>> openFirst(const Endpoint& endpoint, const LinkOptions& options) {
   if (!endpoint.isSentinel()) return Link::open(endpoint.address(), options);
   LinkOptions sentinel = options;
@@ -167,7 +165,8 @@ size_t Connection::pendingReplies() const { return link_->pending(); }
 Result<std::vector<Result<Reply>>> Connection::pipeline(
     const std::vector<std::vector<std::string>>& commands) {
   if (link_->pending() != 0) {
-    return misuse(std::to_string(link_->pending()) + " appended commands still await getReply()");
+    return Error{ErrorKind::kProtocol,
+                 std::to_string(link_->pending()) + " appended commands still await getReply()"};
   }
   std::vector<Argv> argvs;
   argvs.reserve(commands.size());

@@ -19,13 +19,13 @@ namespace {
 
 using std::chrono::seconds;
 
-const std::string kStream = "{events}";
+const std::string kPipelineStream = "{events}";
 
-// The master of kStream's slot as any node leads to it, as Relay's configuration makes it.
+// The master of kPipelineStream's slot as any node leads to it, as Relay's configuration makes it.
 redis::Endpoint streamEndpoint(const RedisServer& node) {
   auto endpoint = redis::parseRedisUri(node.uri());
   if (!endpoint) throw std::runtime_error(endpoint.error().message);
-  endpoint->slot_key = kStream;
+  endpoint->slot_key = kPipelineStream;
   return std::move(endpoint).value();
 }
 
@@ -43,7 +43,7 @@ class RelayCluster : public ::testing::Test {
   }
 
   std::unique_ptr<RedisCluster> cluster_;
-  const int slot_ = redis::keySlot(kStream);
+  const int slot_ = redis::keySlot(kPipelineStream);
   RedisServer* owner_ = nullptr;  // the master of the slot at the start
   RedisServer* other_ = nullptr;  // another master
 };
@@ -57,7 +57,7 @@ TEST_F(RelayCluster, WholePipelineRunsOnAHashTaggedStreamWhileItsSlotMigrates) {
   auto producer = redis::Connection::create(streamEndpoint(*owner_));
   ASSERT_TRUE(producer.ok()) << producer.error().message;
   const auto publish = [&](const std::string& event) {
-    auto added = (*producer)->command({"XADD", kStream, "*", "event", event});
+    auto added = (*producer)->command({"XADD", kPipelineStream, "*", "event", event});
     ASSERT_TRUE(added.ok()) << added.error().message;
   };
   const auto count = [&](const std::vector<std::string>& command) -> long long {
@@ -67,8 +67,8 @@ TEST_F(RelayCluster, WholePipelineRunsOnAHashTaggedStreamWhileItsSlotMigrates) {
     if (!value || !value->integer()) return -1;
     return *value->integer();
   };
-  const auto pending = [&] { return count({"XPENDING", kStream, "relay"}); };
-  const auto dlq = [&] { return count({"XLEN", "relay:" + kStream + ":dlq"}); };
+  const auto pending = [&] { return count({"XPENDING", kPipelineStream, "relay"}); };
+  const auto dlq = [&] { return count({"XLEN", "relay:" + kPipelineStream + ":dlq"}); };
   const auto ran = [&](int first, int last) {
     const auto runs = apps.runsByEventNumber();
     for (int n = first; n <= last; ++n) {

@@ -18,7 +18,7 @@ namespace {
 
 using nlohmann::json;
 
-constexpr const char* kTemplate = R"(runtime: exec
+constexpr const char* kDlqTemplate = R"(runtime: exec
 events:
   - handler: bin/record.sh
     pattern: {kind: [order]}
@@ -30,7 +30,7 @@ class DlqCli : public RedisTest {
   void SetUp() override {
     RedisTest::SetUp();
     redis_ = server().connect();
-    apps_.write("shop/template.yaml", kTemplate);
+    apps_.write("shop/template.yaml", kDlqTemplate);
     const std::string record = (apps_.path() / "record").string();
     apps_.write("shop/bin/record.sh",
                 "#!/bin/sh\ncat > " + record + ".stdin\nenv | grep '^RELAY_' | sort > " + record +

@@ -19,13 +19,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string readFile(const fs::path& file) {
+std::string fileContents(const fs::path& file) {
   std::ifstream in(file);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 long long readNumber(const fs::path& file) {
-  const std::string text = readFile(file);
+  const std::string text = fileContents(file);
   return text.empty() ? -1 : std::stoll(text);
 }
 
@@ -51,7 +51,7 @@ class PrewarmIsolation : public ::testing::Test {
     for (const auto& entry : fs::directory_iterator(base)) {
       const std::string name = entry.path().filename().string();
       if (entry.is_directory() && name.rfind("inv-" + std::to_string(::getpid()) + "-", 0) == 0 &&
-          !readFile(entry.path() / "cgroup.procs").empty()) {
+          !fileContents(entry.path() / "cgroup.procs").empty()) {
         ++busy;
       }
     }
@@ -137,7 +137,7 @@ TEST_F(PrewarmIsolation, EachPreparedSandboxHasItsOwnFreshCgroupWithTheLimits) {
   // One CPU (the default) per 100 ms period, whether the period was written or a new cgroup
   // already had it; swap does not extend the memory limit where it is accounted.
   if (v2) {
-    EXPECT_EQ(readFile(memory / "cpu.max"), "100000 100000\n");
+    EXPECT_EQ(fileContents(memory / "cpu.max"), "100000 100000\n");
   } else {
     const fs::path cpu = fs::path(cgroup.procsFiles()[2]).parent_path();
     EXPECT_EQ(readNumber(cpu / "cpu.cfs_period_us"), 100000);

@@ -15,7 +15,7 @@ namespace {
 
 using std::chrono::milliseconds;
 
-constexpr const char* kApp = R"(runtime: exec
+constexpr const char* kReadingApp = R"(runtime: exec
 concurrency: 16
 events:
   - handler: bin/a.sh
@@ -28,7 +28,7 @@ class Reading : public PipelineTest {
  protected:
   void SetUp() override {
     PipelineTest::SetUp();
-    writeApp("alpha", kApp, {"bin/a.sh"});
+    writeApp("alpha", kReadingApp, {"bin/a.sh"});
     // So long that a test that waited for it would fail at its 10 s bounds instead.
     consumer_settings_.gather = std::chrono::hours(1);
   }

@@ -11,7 +11,7 @@ namespace {
 using std::chrono::minutes;
 using std::chrono::seconds;
 
-constexpr const char* kApp = R"(runtime: exec
+constexpr const char* kRecoveryApp = R"(runtime: exec
 events:
   - handler: bin/a.sh
     pattern: {kind: [order]}
@@ -22,7 +22,7 @@ class Recovery : public PipelineTest {
  protected:
   void SetUp() override {
     PipelineTest::SetUp();
-    writeApp("alpha", kApp, {"bin/a.sh"});
+    writeApp("alpha", kRecoveryApp, {"bin/a.sh"});
   }
 };
 

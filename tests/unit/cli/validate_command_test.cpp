@@ -9,7 +9,7 @@ namespace {
 using testing::run;
 using testing::ScopedEnv;
 
-const std::string kExamples = std::string(RELAY_SOURCE_DIR) + "/examples/apps";
+const std::string kExampleApps = std::string(RELAY_SOURCE_DIR) + "/examples/apps";
 
 // An apps root with a valid exec app `good` (one rule, one schedule).
 class ValidateCommand : public ::testing::Test {
@@ -28,7 +28,7 @@ class ValidateCommand : public ::testing::Test {
 };
 
 TEST_F(ValidateCommand, ExamplesAreValid) {
-  const auto result = run({"validate", "--apps", kExamples});
+  const auto result = run({"validate", "--apps", kExampleApps});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_EQ(result.out, "3 apps valid: audit, orders, users (6 rules, 1 schedule)\n");
   EXPECT_EQ(result.err, "");

@@ -23,7 +23,7 @@ struct Case {
 };
 
 // Every temporal row is evaluated at this instant.
-constexpr const char* kNow = "2026-01-01T10:00:00Z";
+constexpr const char* kNowText = "2026-01-01T10:00:00Z";
 
 const Case kCases[] = {
     // --- Pattern syntax ---------------------------------------------------------------------
@@ -266,7 +266,7 @@ class Conformance : public ::testing::TestWithParam<Case> {};
 
 TEST_P(Conformance, ReferenceEvaluatorIndexAndExplainAgreeWithTheSpec) {
   const Case& c = GetParam();
-  const Instant now = *parseRfc3339(kNow);
+  const Instant now = *parseRfc3339(kNowText);
   const std::shared_ptr<const Pattern> pattern = compileOrDie(c.pattern);
   ASSERT_NE(pattern, nullptr);
   Result<event::Event> event = event::decode(c.event);

@@ -19,22 +19,22 @@ date::sys_seconds utc(std::string_view rfc3339) {
   return date::floor<seconds>(testing::at(rfc3339));
 }
 
-PosixTz parsed(std::string_view text) {
+PosixTz parsedTz(std::string_view text) {
   auto tz = PosixTz::parse(text);
   EXPECT_TRUE(tz.ok()) << text << ": " << (tz.ok() ? "" : tz.error().message);
   return tz.ok() ? tz.value() : PosixTz::parse("UTC0").value();
 }
 
 TEST(PosixTz, ConstantOffsetsHaveNoDst) {
-  const PosixTz kathmandu = parsed("<+0545>-5:45");
+  const PosixTz kathmandu = parsedTz("<+0545>-5:45");
   EXPECT_FALSE(kathmandu.hasDst());
   EXPECT_EQ(kathmandu.offsetAt(utc("2050-06-01T00:00:00Z")), hours(5) + minutes(45));
-  EXPECT_EQ(parsed("UTC0").offsetAt(utc("2050-06-01T00:00:00Z")), seconds(0));
-  EXPECT_EQ(parsed("<-03>3").offsetAt(utc("2050-06-01T00:00:00Z")), hours(-3));
+  EXPECT_EQ(parsedTz("UTC0").offsetAt(utc("2050-06-01T00:00:00Z")), seconds(0));
+  EXPECT_EQ(parsedTz("<-03>3").offsetAt(utc("2050-06-01T00:00:00Z")), hours(-3));
 }
 
 TEST(PosixTz, NorthernRuleSwitchesAtTheStatedWallTimes) {
-  const PosixTz berlin = parsed("CET-1CEST,M3.5.0,M10.5.0/3");
+  const PosixTz berlin = parsedTz("CET-1CEST,M3.5.0,M10.5.0/3");
   EXPECT_TRUE(berlin.hasDst());
   // 2040: last Sundays are 25 March and 28 October.
   EXPECT_EQ(berlin.offsetAt(utc("2040-03-25T00:59:59Z")), hours(1));
@@ -44,7 +44,7 @@ TEST(PosixTz, NorthernRuleSwitchesAtTheStatedWallTimes) {
 }
 
 TEST(PosixTz, SouthernRuleWrapsTheYear) {
-  const PosixTz lord_howe = parsed("<+1030>-10:30<+11>-11,M10.1.0,M4.1.0");
+  const PosixTz lord_howe = parsedTz("<+1030>-10:30<+11>-11,M10.1.0,M4.1.0");
   EXPECT_EQ(lord_howe.offsetAt(utc("2040-01-01T00:00:00Z")), hours(11));
   EXPECT_EQ(lord_howe.offsetAt(utc("2040-06-01T00:00:00Z")), hours(10) + minutes(30));
   EXPECT_EQ(lord_howe.offsetAt(utc("2040-12-31T23:00:00Z")), hours(11));
@@ -55,12 +55,12 @@ TEST(PosixTz, SouthernRuleWrapsTheYear) {
 
 TEST(PosixTz, AcceptsNegativeAndExtendedTransitionHours) {
   // America/Nuuk: DST starts at -01:00 on the last Sunday of March (Saturday 23:00).
-  const PosixTz nuuk = parsed("<-02>2<-01>,M3.5.0/-1,M10.5.0/0");
+  const PosixTz nuuk = parsedTz("<-02>2<-01>,M3.5.0/-1,M10.5.0/0");
   // 2040-03-25 00:00 at -02 minus one hour = 2040-03-25T01:00Z.
   EXPECT_EQ(nuuk.offsetAt(utc("2040-03-25T00:59:59Z")), hours(-2));
   EXPECT_EQ(nuuk.offsetAt(utc("2040-03-25T01:00:00Z")), hours(-1));
   // Asia/Gaza switches at hour 50 of the fourth Thursday.
-  const PosixTz gaza = parsed("EET-2EEST,M3.4.4/50,M10.4.4/50");
+  const PosixTz gaza = parsedTz("EET-2EEST,M3.4.4/50,M10.4.4/50");
   // 2040-03-22 is the fourth Thursday; +50 h = 2040-03-24 02:00 at +2 = 00:00Z.
   EXPECT_EQ(gaza.offsetAt(utc("2040-03-23T23:59:59Z")), hours(2));
   EXPECT_EQ(gaza.offsetAt(utc("2040-03-24T00:00:00Z")), hours(3));
@@ -68,16 +68,16 @@ TEST(PosixTz, AcceptsNegativeAndExtendedTransitionHours) {
 
 TEST(PosixTz, JulianAndZeroBasedDays) {
   // J60 is 1 March even in a leap year; 59 (zero-based) is 29 February in one.
-  const PosixTz julian = parsed("AAA0BBB,J60/0,J300/0");
+  const PosixTz julian = parsedTz("AAA0BBB,J60/0,J300/0");
   EXPECT_EQ(julian.offsetAt(utc("2040-02-29T23:59:59Z")), seconds(0));
   EXPECT_EQ(julian.offsetAt(utc("2040-03-01T00:00:00Z")), hours(1));
-  const PosixTz zero_based = parsed("AAA0BBB,59/0,300/0");
+  const PosixTz zero_based = parsedTz("AAA0BBB,59/0,300/0");
   EXPECT_EQ(zero_based.offsetAt(utc("2040-02-28T23:59:59Z")), seconds(0));
   EXPECT_EQ(zero_based.offsetAt(utc("2040-02-29T00:00:00Z")), hours(1));
 }
 
 TEST(PosixTz, DstAllYearRuleStaysInDst) {
-  const PosixTz always = parsed("EST5EDT,0/0,J365/25");
+  const PosixTz always = parsedTz("EST5EDT,0/0,J365/25");
   for (const char* t : {"2040-01-01T04:30:00Z", "2040-01-01T05:00:00Z", "2040-06-01T00:00:00Z",
                         "2040-12-31T23:59:59Z", "2041-01-01T05:00:00Z"}) {
     EXPECT_EQ(always.offsetAt(utc(t)), hours(-4)) << t;
@@ -85,7 +85,7 @@ TEST(PosixTz, DstAllYearRuleStaysInDst) {
 }
 
 TEST(PosixTz, NegativeDstIsAllowed) {
-  const PosixTz dublin = parsed("IST-1GMT0,M10.5.0,M3.5.0/1");
+  const PosixTz dublin = parsedTz("IST-1GMT0,M10.5.0,M3.5.0/1");
   EXPECT_EQ(dublin.offsetAt(utc("2040-01-15T00:00:00Z")), seconds(0));
   EXPECT_EQ(dublin.offsetAt(utc("2040-07-15T00:00:00Z")), hours(1));
 }

@@ -11,7 +11,7 @@ using std::chrono::hours;
 using std::chrono::minutes;
 using testing::at;
 
-date::sys_seconds utc(std::string_view rfc3339) {
+date::sys_seconds utcAt(std::string_view rfc3339) {
   return date::floor<std::chrono::seconds>(at(rfc3339));
 }
 
@@ -53,33 +53,33 @@ TEST(TimeZone, CopiesShareTheZone) {
   const TimeZone berlin = load("Europe/Berlin");
   const TimeZone copy = berlin;  // NOLINT(performance-unnecessary-copy-initialization)
   EXPECT_EQ(copy.name(), "Europe/Berlin");
-  EXPECT_EQ(copy.offsetAt(utc("2024-07-01T00:00:00Z")), hours(2));
+  EXPECT_EQ(copy.offsetAt(utcAt("2024-07-01T00:00:00Z")), hours(2));
 }
 
 TEST(TimeZone, ReportsOffsetsIncludingFractionalHours) {
-  EXPECT_EQ(load("UTC").offsetAt(utc("2024-07-01T00:00:00Z")), hours(0));
-  EXPECT_EQ(load("Europe/Berlin").offsetAt(utc("2024-01-15T00:00:00Z")), hours(1));
-  EXPECT_EQ(load("Europe/Berlin").offsetAt(utc("2024-07-15T00:00:00Z")), hours(2));
-  EXPECT_EQ(load("America/New_York").offsetAt(utc("2024-01-15T00:00:00Z")), hours(-5));
-  EXPECT_EQ(load("Asia/Kathmandu").offsetAt(utc("2024-01-15T00:00:00Z")), hours(5) + minutes(45));
-  EXPECT_EQ(load("Australia/Lord_Howe").offsetAt(utc("2024-01-15T00:00:00Z")), hours(11));
-  EXPECT_EQ(load("Australia/Lord_Howe").offsetAt(utc("2024-07-15T00:00:00Z")),
+  EXPECT_EQ(load("UTC").offsetAt(utcAt("2024-07-01T00:00:00Z")), hours(0));
+  EXPECT_EQ(load("Europe/Berlin").offsetAt(utcAt("2024-01-15T00:00:00Z")), hours(1));
+  EXPECT_EQ(load("Europe/Berlin").offsetAt(utcAt("2024-07-15T00:00:00Z")), hours(2));
+  EXPECT_EQ(load("America/New_York").offsetAt(utcAt("2024-01-15T00:00:00Z")), hours(-5));
+  EXPECT_EQ(load("Asia/Kathmandu").offsetAt(utcAt("2024-01-15T00:00:00Z")), hours(5) + minutes(45));
+  EXPECT_EQ(load("Australia/Lord_Howe").offsetAt(utcAt("2024-01-15T00:00:00Z")), hours(11));
+  EXPECT_EQ(load("Australia/Lord_Howe").offsetAt(utcAt("2024-07-15T00:00:00Z")),
             hours(10) + minutes(30));
 }
 
 TEST(TimeZone, SwitchesAtTheExactTransitionInstant) {
   const TimeZone berlin = load("Europe/Berlin");
-  EXPECT_EQ(berlin.offsetAt(utc("2024-03-31T00:59:59Z")), hours(1));
-  EXPECT_EQ(berlin.offsetAt(utc("2024-03-31T01:00:00Z")), hours(2));
-  EXPECT_EQ(berlin.offsetAt(utc("2024-10-27T00:59:59Z")), hours(2));
-  EXPECT_EQ(berlin.offsetAt(utc("2024-10-27T01:00:00Z")), hours(1));
+  EXPECT_EQ(berlin.offsetAt(utcAt("2024-03-31T00:59:59Z")), hours(1));
+  EXPECT_EQ(berlin.offsetAt(utcAt("2024-03-31T01:00:00Z")), hours(2));
+  EXPECT_EQ(berlin.offsetAt(utcAt("2024-10-27T00:59:59Z")), hours(2));
+  EXPECT_EQ(berlin.offsetAt(utcAt("2024-10-27T01:00:00Z")), hours(1));
 }
 
 TEST(TimeZone, ConvertsInstantsToWallClockTime) {
-  EXPECT_EQ(load("Asia/Kathmandu").toLocal(utc("2024-05-15T03:15:00Z")), wall(2024, 5, 15, 9, 0));
-  EXPECT_EQ(load("America/New_York").toLocal(utc("2024-11-03T05:30:00Z")),
+  EXPECT_EQ(load("Asia/Kathmandu").toLocal(utcAt("2024-05-15T03:15:00Z")), wall(2024, 5, 15, 9, 0));
+  EXPECT_EQ(load("America/New_York").toLocal(utcAt("2024-11-03T05:30:00Z")),
             wall(2024, 11, 3, 1, 30));
-  EXPECT_EQ(load("America/New_York").toLocal(utc("2024-11-03T06:30:00Z")),
+  EXPECT_EQ(load("America/New_York").toLocal(utcAt("2024-11-03T06:30:00Z")),
             wall(2024, 11, 3, 1, 30));
 }
 
@@ -92,38 +92,38 @@ TEST(TimeZone, FindsNoInstantForAWallTimeInAGap) {
 
 TEST(TimeZone, FindsTheFirstInstantOfARepeatedWallTime) {
   EXPECT_EQ(load("Europe/Berlin").firstInstantOf(wall(2024, 10, 27, 2, 30)),
-            utc("2024-10-27T00:30:00Z"));
+            utcAt("2024-10-27T00:30:00Z"));
   EXPECT_EQ(load("America/New_York").firstInstantOf(wall(2024, 11, 3, 1, 0)),
-            utc("2024-11-03T05:00:00Z"));
+            utcAt("2024-11-03T05:00:00Z"));
   EXPECT_EQ(load("Australia/Lord_Howe").firstInstantOf(wall(2024, 4, 7, 1, 45)),
-            utc("2024-04-06T14:45:00Z"));
+            utcAt("2024-04-06T14:45:00Z"));
 }
 
 TEST(TimeZone, ResolvesOrdinaryWallTimes) {
   EXPECT_EQ(load("Europe/Berlin").firstInstantOf(wall(2024, 3, 31, 3, 0)),
-            utc("2024-03-31T01:00:00Z"));
+            utcAt("2024-03-31T01:00:00Z"));
   EXPECT_EQ(load("Europe/Berlin").firstInstantOf(wall(2024, 10, 27, 3, 0)),
-            utc("2024-10-27T02:00:00Z"));
-  EXPECT_EQ(load("UTC").firstInstantOf(wall(2024, 2, 29, 23, 59)), utc("2024-02-29T23:59:00Z"));
+            utcAt("2024-10-27T02:00:00Z"));
+  EXPECT_EQ(load("UTC").firstInstantOf(wall(2024, 2, 29, 23, 59)), utcAt("2024-02-29T23:59:00Z"));
 }
 
 TEST(TimeZone, KeepsObservingDaylightSavingAfter2037) {
   // Debian's zone tables end in 2037; later years follow the TZ rule at the end of the file.
   const TimeZone berlin = load("Europe/Berlin");
-  EXPECT_EQ(berlin.offsetAt(utc("2040-07-01T00:00:00Z")), hours(2));
-  EXPECT_EQ(berlin.offsetAt(utc("2040-12-01T00:00:00Z")), hours(1));
-  EXPECT_EQ(berlin.offsetAt(utc("2040-03-25T00:59:59Z")), hours(1));
-  EXPECT_EQ(berlin.offsetAt(utc("2040-03-25T01:00:00Z")), hours(2));
+  EXPECT_EQ(berlin.offsetAt(utcAt("2040-07-01T00:00:00Z")), hours(2));
+  EXPECT_EQ(berlin.offsetAt(utcAt("2040-12-01T00:00:00Z")), hours(1));
+  EXPECT_EQ(berlin.offsetAt(utcAt("2040-03-25T00:59:59Z")), hours(1));
+  EXPECT_EQ(berlin.offsetAt(utcAt("2040-03-25T01:00:00Z")), hours(2));
   EXPECT_EQ(berlin.firstInstantOf(wall(2040, 3, 25, 2, 30)), std::nullopt);
-  EXPECT_EQ(berlin.firstInstantOf(wall(2040, 10, 28, 2, 30)), utc("2040-10-28T00:30:00Z"));
+  EXPECT_EQ(berlin.firstInstantOf(wall(2040, 10, 28, 2, 30)), utcAt("2040-10-28T00:30:00Z"));
   const TimeZone lord_howe = load("Australia/Lord_Howe");
-  EXPECT_EQ(lord_howe.offsetAt(utc("2100-01-15T00:00:00Z")), hours(11));
-  EXPECT_EQ(lord_howe.offsetAt(utc("2100-07-15T00:00:00Z")), hours(10) + minutes(30));
-  EXPECT_EQ(load("Asia/Kathmandu").offsetAt(utc("2100-07-15T00:00:00Z")), hours(5) + minutes(45));
+  EXPECT_EQ(lord_howe.offsetAt(utcAt("2100-01-15T00:00:00Z")), hours(11));
+  EXPECT_EQ(lord_howe.offsetAt(utcAt("2100-07-15T00:00:00Z")), hours(10) + minutes(30));
+  EXPECT_EQ(load("Asia/Kathmandu").offsetAt(utcAt("2100-07-15T00:00:00Z")), hours(5) + minutes(45));
   // Dublin's rule has "negative" DST: winter (GMT) is its daylight-saving period.
   const TimeZone dublin = load("Europe/Dublin");
-  EXPECT_EQ(dublin.offsetAt(utc("2045-01-15T00:00:00Z")), hours(0));
-  EXPECT_EQ(dublin.offsetAt(utc("2045-07-15T00:00:00Z")), hours(1));
+  EXPECT_EQ(dublin.offsetAt(utcAt("2045-01-15T00:00:00Z")), hours(0));
+  EXPECT_EQ(dublin.offsetAt(utcAt("2045-07-15T00:00:00Z")), hours(1));
 }
 
 }  // namespace

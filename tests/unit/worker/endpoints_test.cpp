@@ -78,7 +78,7 @@ TEST(ReadinessReply, EveryProblemIsListed) {
             "directories)\n");
 }
 
-Environment env(std::map<std::string, std::string> values) {
+Environment variables(std::map<std::string, std::string> values) {
   return [values](std::string_view name) -> std::optional<std::string> {
     const auto found = values.find(std::string(name));
     if (found == values.end()) return std::nullopt;
@@ -87,19 +87,19 @@ Environment env(std::map<std::string, std::string> values) {
 }
 
 TEST(HttpAddrConfig, DefaultsToLoopback9464) {
-  auto config = loadConfig(env({}), {}, "c");
+  auto config = loadConfig(variables({}), {}, "c");
   ASSERT_TRUE(config.ok());
   EXPECT_EQ(config->http_addr, "127.0.0.1:9464");
 }
 
 TEST(HttpAddrConfig, AcceptsIpv6AndPortZero) {
-  auto config = loadConfig(env({{"RELAY_HTTP_ADDR", "[::]:0"}}), {}, "c");
+  auto config = loadConfig(variables({{"RELAY_HTTP_ADDR", "[::]:0"}}), {}, "c");
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->http_addr, "[::]:0");
 }
 
 TEST(HttpAddrConfig, ABadValueIsAnErrorNamingTheVariable) {
-  auto config = loadConfig(env({{"RELAY_HTTP_ADDR", "9464"}}), {}, "c");
+  auto config = loadConfig(variables({{"RELAY_HTTP_ADDR", "9464"}}), {}, "c");
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.error().kind, ErrorKind::kInvalidArgument);
   EXPECT_NE(config.error().message.find("RELAY_HTTP_ADDR"), std::string::npos);
