@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -86,7 +87,50 @@ void printLatency(const char* runtime, const BareStart& bare, const LatencyResul
   std::printf("\n");
 }
 
-constexpr int kUnmatchedRounds = 3;
+// Loopback round trips and process starts on these shared machines vary several-fold from one
+// second to the next: a throughput case runs in rounds, its baseline before and after each
+// round, the faster of the two counting for that round (the ratio errs against Relay), and the
+// case's figure is the median round.
+constexpr int kRounds = 3;
+
+struct Round {
+  double baseline = 0;
+  DrainResult relay;
+  double ratio() const { return relay.rate / baseline; }
+};
+
+// kRounds rounds of `relay` between runs of `baseline`, sorted by ratio (the median is
+// [size / 2]); each printed as it ends. Fewer than kRounds when a Relay run failed: `error` says
+// why.
+std::vector<Round> interleavedRounds(const char* baseline_name,
+                                     const std::function<double()>& baseline,
+                                     const std::function<DrainResult()>& relay,
+                                     std::string& error) {
+  std::vector<Round> rounds;
+  double before = baseline();
+  for (int i = 0; i < kRounds; ++i) {
+    Round round;
+    round.relay = relay();
+    const double after = baseline();
+    round.baseline = std::max(before, after);
+    before = after;
+    if (!round.relay.error.empty()) {
+      error = round.relay.error;
+      break;
+    }
+    std::printf("  round %d: %s %.1f/s, relay %.1f msg/s, %.2fx\n", i + 1, baseline_name,
+                round.baseline, round.relay.rate, round.ratio());
+    rounds.push_back(std::move(round));
+  }
+  std::sort(rounds.begin(), rounds.end(),
+            [](const Round& a, const Round& b) { return a.ratio() < b.ratio(); });
+  return rounds;
+}
+
+void printRoundsSpread(const std::vector<Round>& rounds) {
+  std::printf("  %-50s %.2fx - %.2fx\n", "rounds' ratios", rounds.front().ratio(),
+              rounds.back().ratio());
+}
 
 }  // namespace
 
@@ -138,79 +182,59 @@ int main(int argc, char** argv) {
   std::printf("relay end-to-end benchmark: %ld cores online, load average %s\n",
               ::sysconf(_SC_NPROCESSORS_ONLN), loadavg().c_str());
   if (wants('a')) {
-    std::printf("(a) unmatched events, %ld messages, %d rounds\n", messages, kUnmatchedRounds);
-    // Loopback round trips on this machine vary several-fold from one second to the next (the
-    // raw loop, one round trip after the other, most of all): the raw baseline runs before and
-    // after each round, the faster of the two counts for that round (the ratio errs against
-    // Relay), and the case's figure is the median round.
-    struct Round {
-      double raw = 0;
-      DrainResult relay;
-    };
-    std::vector<Round> rounds;
-    double raw_before = rawReadAckRate(context, messages);
-    for (int i = 0; i < kUnmatchedRounds; ++i) {
-      Round round;
-      round.relay = workerDrain(context, "process", kUnmatchedEvent, messages, false);
-      const double raw_after = rawReadAckRate(context, messages);
-      round.raw = std::max(raw_before, raw_after);
-      raw_before = raw_after;
-      if (!round.relay.error.empty()) {
-        failed("unmatched", round.relay.error);
-        break;
-      }
-      std::printf("  round %d: raw %.0f msg/s, relay %.0f msg/s, %.2fx\n", i + 1, round.raw,
-                  round.relay.rate, round.relay.rate / round.raw);
-      rounds.push_back(std::move(round));
-    }
-    if (static_cast<int>(rounds.size()) == kUnmatchedRounds) {
-      std::sort(rounds.begin(), rounds.end(), [](const Round& a, const Round& b) {
-        return a.relay.rate / a.raw < b.relay.rate / b.raw;
-      });
+    std::printf("(a) unmatched events, %ld messages, %d rounds\n", messages, kRounds);
+    std::string error;
+    const std::vector<Round> rounds = interleavedRounds(
+        "raw", [&] { return rawReadAckRate(context, messages); },
+        [&] { return workerDrain(context, "process", kUnmatchedEvent, messages, false); }, error);
+    if (!error.empty()) {
+      failed("unmatched", error);
+    } else {
       const Round& median = rounds[rounds.size() / 2];
-      row("raw XREADGROUP COUNT 10 + XACK (median round)", median.raw, "msg/s", 1.0, "baseline");
-      row("relay start: unmatched (median round)", median.relay.rate, "msg/s",
-          median.relay.rate / median.raw, "goal >= 0.5x");
-      std::printf("  %-50s %.2fx - %.2fx\n", "rounds' ratios",
-                  rounds.front().relay.rate / rounds.front().raw,
-                  rounds.back().relay.rate / rounds.back().raw);
+      row("raw XREADGROUP COUNT 10 + XACK (median round)", median.baseline, "msg/s", 1.0,
+          "baseline");
+      row("relay start: unmatched (median round)", median.relay.rate, "msg/s", median.ratio(),
+          "goal >= 0.5x");
+      printRoundsSpread(rounds);
       row("  worker CPU per unmatched message", median.relay.cpu_self_ms * 1000, "us", -1, "");
     }
   }
   if (wants('b')) {
-    std::printf("(b) matched no-op exec handler, %ld messages, %d at a time\n", matched,
-                context.concurrency);
-    // The machine is noisy: each baseline runs before and after its case, and the faster of
-    // the two counts (the ratio errs against Relay).
-    const auto bareRate = [&](const BareCommand& command) {
-      return bareSpawnRate(command, context.concurrency, int(matched));
-    };
-    // One runtime against its bare loop, both printed; Relay's rate (0 when not run).
+    std::printf("(b) matched no-op exec handler, %ld messages, %d at a time, %d rounds\n", matched,
+                context.concurrency, kRounds);
+    // One runtime against its bare loop in rounds; Relay's median rate (0 when not run).
     const auto matchedCase = [&](const std::string& runtime, const BareCommand& baseline,
                                  const char* bare_name) {
       if (!runs(runtime)) return 0.0;
-      double bare_rate = bareRate(baseline);
-      const DrainResult relay = workerDrain(context, runtime, kMatchedEvent, matched, false);
-      bare_rate = std::max(bare_rate, bareRate(baseline));
-      row(bare_name, bare_rate, "/s", 1.0, "baseline");
-      if (!relay.error.empty()) {
-        failed(runtime, relay.error);
+      std::string error;
+      const std::vector<Round> rounds = interleavedRounds(
+          "bare", [&] { return bareSpawnRate(baseline, context.concurrency, int(matched)); },
+          [&] { return workerDrain(context, runtime, kMatchedEvent, matched, false); }, error);
+      if (!error.empty()) {
+        failed(runtime, error);
         return 0.0;
       }
-      row(("relay start --runtime " + runtime).c_str(), relay.rate, "msg/s", relay.rate / bare_rate,
-          "goal >= 0.8x");
-      return relay.rate;
+      const Round& median = rounds[rounds.size() / 2];
+      row((std::string(bare_name) + ", median round").c_str(), median.baseline, "/s", 1.0,
+          "baseline");
+      row(("relay start --runtime " + runtime + ", median round").c_str(), median.relay.rate,
+          "msg/s", median.ratio(), "goal >= 0.8x");
+      printRoundsSpread(rounds);
+      return median.relay.rate;
     };
-    matchedCase("process", bare_process, "bare spawn loop of the handler (posix_spawn)");
+    matchedCase("process", bare_process, "bare spawn loop (posix_spawn)");
     const double sandbox =
-        matchedCase("sandbox", bare_bwrap, "bare bwrap loop of the handler (posix_spawn)");
+        matchedCase("sandbox", bare_bwrap, "bare bwrap loop (posix_spawn)");
     if (sandbox > 0 && !bare.relay_bwrap.empty()) {
       // Attribution, not the goal: the same loop starting bwrap with Relay's own options and
       // seccomp program (no cgroup), so what Relay's isolation costs is told apart from what
       // the rest of Relay (state in Redis, cgroups, supervision) costs.
       BareCommand isolated{bare.relay_bwrap, baseEnv(), 65534, 65534, {}};
       isolated.seccomp = bare.relay_seccomp;
-      const double rate = std::max(bareRate(isolated), bareRate(isolated));
+      const auto rate_of = [&] {
+        return bareSpawnRate(isolated, context.concurrency, int(matched));
+      };
+      const double rate = std::max(rate_of(), rate_of());
       row("  bare loop of Relay's bwrap options + seccomp", rate, "/s", sandbox / rate,
           "relay vs it (attribution)");
     }
