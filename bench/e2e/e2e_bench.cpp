@@ -223,8 +223,7 @@ int main(int argc, char** argv) {
       return median.relay.rate;
     };
     matchedCase("process", bare_process, "bare spawn loop (posix_spawn)");
-    const double sandbox =
-        matchedCase("sandbox", bare_bwrap, "bare bwrap loop (posix_spawn)");
+    const double sandbox = matchedCase("sandbox", bare_bwrap, "bare bwrap loop (posix_spawn)");
     if (sandbox > 0 && !bare.relay_bwrap.empty()) {
       // Attribution, not the goal: the same loop starting bwrap with Relay's own options and
       // seccomp program (no cgroup), so what Relay's isolation costs is told apart from what
@@ -278,6 +277,18 @@ int main(int argc, char** argv) {
           bareSpawnRate(*c.bare, context.concurrency, std::max(2 * context.concurrency, 32));
       std::printf("  %-10s bare `docker run`, %d at a time: %.1f containers/s\n", "",
                   context.concurrency, capacity);
+      // The same bare `docker run`s arriving as the events did (50/s, 16 at a time): what any
+      // one-shot runner of this daemon gets at this rate, queueing included.
+      const std::vector<double> arrivals =
+          bareArrivalLatencies(loud, c.events, std::chrono::milliseconds(20), context.concurrency);
+      if (!arrivals.empty()) {
+        const double bare_p50 = percentile(arrivals, 50);
+        std::printf(
+            "  %-10s bare `docker run` arriving at 50/s, %d at a time: p50 %.2f p99 %.2f;"
+            " relay's p50 %.2fx of it\n",
+            "", context.concurrency, bare_p50, percentile(arrivals, 99),
+            percentile(relay.samples, 50) / bare_p50);
+      }
       if (capacity <= 0 || capacity >= 2 * 50) continue;
       const int sustainable = std::max(1, static_cast<int>(capacity / 2));
       const LatencyResult slower = workerLatency(context, c.runtime, sustainable, c.events);

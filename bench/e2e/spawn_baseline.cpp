@@ -2,16 +2,22 @@
 
 #include <fcntl.h>
 #include <grp.h>
+#include <poll.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "common/unique_fd.h"
 
 namespace relay::bench {
 
@@ -63,6 +69,37 @@ pid_t launch(const BareCommand& command, int out_fd) {
 
 bool succeeded(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 0; }
 
+// The stamp's time in a start's output minus `since_ns`, in ms; false without a stamp.
+bool stampSample(const std::string& output, long long since_ns, double& sample) {
+  const std::size_t at = output.find("relay-stamp ");
+  if (at == std::string::npos) return false;
+  const std::size_t space = output.find(' ', at + 12);
+  if (space == std::string::npos) return false;
+  sample = static_cast<double>(std::atoll(output.c_str() + space + 1) - since_ns) / 1e6;
+  return true;
+}
+
+// Runs `measure` in a child process that dropped privileges like the spawners; it writes its
+// samples to the descriptor it is given. The samples, or nothing when the child failed.
+std::vector<double> samplesFromHelper(const BareCommand& command,
+                                      const std::function<bool(int)>& measure) {
+  int results[2];
+  if (::pipe2(results, O_CLOEXEC) != 0) return {};
+  const pid_t helper = ::fork();
+  if (helper == 0) {
+    ::close(results[0]);
+    ::_exit(dropPrivileges(command) && measure(results[1]) ? 0 : 1);
+  }
+  ::close(results[1]);
+  std::vector<double> samples;
+  double sample = 0;
+  while (::read(results[0], &sample, sizeof sample) == sizeof sample) samples.push_back(sample);
+  ::close(results[0]);
+  int status = 0;
+  if (helper < 0 || ::waitpid(helper, &status, 0) != helper || !succeeded(status)) return {};
+  return samples;
+}
+
 }  // namespace
 
 double bareSpawnRate(const BareCommand& command, int concurrency, int count) {
@@ -96,20 +133,13 @@ double bareSpawnRate(const BareCommand& command, int concurrency, int count) {
 
 std::vector<double> bareStartLatencies(const BareCommand& command, int count,
                                        std::chrono::microseconds pace) {
-  // Measured in a helper process that drops privileges like the spawners above and sends the
-  // samples back over a pipe.
-  int results[2];
-  if (::pipe2(results, O_CLOEXEC) != 0) return {};
-  const pid_t helper = ::fork();
-  if (helper == 0) {
-    ::close(results[0]);
-    if (!dropPrivileges(command)) ::_exit(1);
+  return samplesFromHelper(command, [&](int results) {
     auto next = std::chrono::steady_clock::now();
     for (int i = 0; i < count; ++i) {
       std::this_thread::sleep_until(next);
       next += pace;
       int pipe[2];
-      if (::pipe2(pipe, O_CLOEXEC) != 0) ::_exit(1);
+      if (::pipe2(pipe, O_CLOEXEC) != 0) return false;
       const long long before = realtimeNs();
       const pid_t pid = launch(command, pipe[1]);
       ::close(pipe[1]);
@@ -118,24 +148,78 @@ std::vector<double> bareStartLatencies(const BareCommand& command, int count,
       for (ssize_t n; (n = ::read(pipe[0], buffer, sizeof buffer)) > 0;) output.append(buffer, n);
       ::close(pipe[0]);
       int status = 0;
-      if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !succeeded(status)) ::_exit(1);
-      const std::size_t at = output.find("relay-stamp ");
-      if (at == std::string::npos) ::_exit(1);
-      const std::size_t space = output.find(' ', at + 12);
-      const double sample =
-          static_cast<double>(std::atoll(output.c_str() + space + 1) - before) / 1e6;
-      if (::write(results[1], &sample, sizeof sample) != sizeof sample) ::_exit(1);
+      double sample = 0;
+      if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !succeeded(status) ||
+          !stampSample(output, before, sample) ||
+          ::write(results, &sample, sizeof sample) != sizeof sample) {
+        return false;
+      }
     }
-    ::_exit(0);
-  }
-  ::close(results[1]);
-  std::vector<double> samples;
-  double sample = 0;
-  while (::read(results[0], &sample, sizeof sample) == sizeof sample) samples.push_back(sample);
-  ::close(results[0]);
-  int status = 0;
-  if (helper < 0 || ::waitpid(helper, &status, 0) != helper || !succeeded(status)) return {};
-  return samples;
+    return true;
+  });
+}
+
+std::vector<double> bareArrivalLatencies(const BareCommand& command, int count,
+                                         std::chrono::microseconds pace, int concurrency) {
+  return samplesFromHelper(command, [&](int results) {
+    struct Running {
+      pid_t pid;
+      UniqueFd output;
+      std::string text;
+      long long due_ns;
+    };
+    std::vector<Running> running;
+    const long long first_ns = realtimeNs();
+    const auto first = std::chrono::steady_clock::now();
+    int started = 0;
+    while (started < count || !running.empty()) {
+      const auto due = first + pace * started;
+      if (started < count && static_cast<int>(running.size()) < concurrency &&
+          std::chrono::steady_clock::now() >= due) {
+        int pipe[2];
+        if (::pipe2(pipe, O_CLOEXEC) != 0) return false;
+        const pid_t pid = launch(command, pipe[1]);
+        ::close(pipe[1]);
+        if (pid < 0) return false;
+        running.push_back(
+            {pid,
+             UniqueFd(pipe[0]),
+             {},
+             first_ns +
+                 std::chrono::duration_cast<std::chrono::nanoseconds>(pace * started).count()});
+        ++started;
+        continue;
+      }
+      // Wait for output, an end, or (with a free slot) the next due time.
+      std::vector<pollfd> fds;
+      for (const Running& r : running) fds.push_back({r.output.get(), POLLIN, 0});
+      int timeout_ms = -1;
+      if (started < count && static_cast<int>(running.size()) < concurrency) {
+        const auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(
+            due - std::chrono::steady_clock::now());
+        timeout_ms = static_cast<int>(std::max<long long>(0, wait.count() + 1));
+      }
+      if (::poll(fds.data(), fds.size(), timeout_ms) < 0 && errno != EINTR) return false;
+      for (std::size_t i = fds.size(); i-- > 0;) {
+        if (fds[i].revents == 0) continue;
+        char buffer[512];
+        const ssize_t n = ::read(fds[i].fd, buffer, sizeof buffer);
+        if (n > 0) {
+          running[i].text.append(buffer, static_cast<std::size_t>(n));
+          continue;
+        }
+        int status = 0;
+        double sample = 0;
+        if (::waitpid(running[i].pid, &status, 0) != running[i].pid || !succeeded(status) ||
+            !stampSample(running[i].text, running[i].due_ns, sample) ||
+            ::write(results, &sample, sizeof sample) != sizeof sample) {
+          return false;
+        }
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+      }
+    }
+    return true;
+  });
 }
 
 }  // namespace relay::bench

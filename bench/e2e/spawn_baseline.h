@@ -37,4 +37,12 @@ double bareSpawnRate(const BareCommand& command, int concurrency, int count);
 std::vector<double> bareStartLatencies(const BareCommand& command, int count,
                                        std::chrono::microseconds pace = {});
 
+/// The same starts as the events of case (c) arrive: start i is due at i x `pace` from the
+/// first, at most `concurrency` run at once (a due start waits for one to end, as an event
+/// waits for a free handler slot), each sample its stamp's time minus its due time, in
+/// milliseconds (empty when one failed). Below the runtime's own rate this is the paced start;
+/// above it, the queueing any one-shot runner of that runtime has at that arrival rate.
+std::vector<double> bareArrivalLatencies(const BareCommand& command, int count,
+                                         std::chrono::microseconds pace, int concurrency);
+
 }  // namespace relay::bench
