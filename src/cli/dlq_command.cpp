@@ -1,6 +1,5 @@
 #include <CLI/CLI.hpp>
 
-#include <charconv>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,6 +13,7 @@
 #include "cli/redis_session.h"
 #include "cli/table.h"
 #include "common/system_clock.h"
+#include "common/whole_number.h"
 #include "dlq/dead_letter_queue.h"
 #include "dlq/replayer.h"
 #include "runtime/runtime.h"
@@ -40,19 +40,13 @@ struct EntryOptions {
   AppFlags flags;  // replay only
 };
 
-std::string field(const stream::StreamEntry& entry, std::string_view name) {
-  const std::string* value = entry.find(name);
-  return value ? *value : std::string();
-}
-
 // `deliveries` and `handler_attempts` are counts: numbers in JSON; every other field a string.
 Json entryJson(const stream::StreamEntry& entry) {
   Json object = {{"id", entry.id}};
   for (const auto& [name, value] : entry.fields) {
     long long number = 0;
-    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), number);
-    const bool count = (name == "deliveries" || name == "handler_attempts") && !value.empty() &&
-                       error == std::errc() && end == value.data() + value.size();
+    const bool count =
+        (name == "deliveries" || name == "handler_attempts") && parseWholeNumber(value, number);
     object[name] = count ? Json(number) : Json(value);
   }
   return object;
@@ -102,10 +96,10 @@ void runDlqLs(const DlqLsOptions& options, CommandContext& context) {
     std::vector<std::vector<std::string>> rows = {
         {"ID", "TIMESTAMP", "APP", "HANDLER", "REASON", "ATTEMPTS"}};
     for (const stream::StreamEntry& entry : *entries) {
-      rows.push_back({entry.id, printable(field(entry, "timestamp")),
-                      printable(field(entry, "app")), printable(field(entry, "handler")),
-                      shorten(field(entry, "reason"), kReasonWidth),
-                      printable(field(entry, "handler_attempts"))});
+      rows.push_back({entry.id, printable(entry.valueOf("timestamp")),
+                      printable(entry.valueOf("app")), printable(entry.valueOf("handler")),
+                      shorten(entry.valueOf("reason"), kReasonWidth),
+                      printable(entry.valueOf("handler_attempts"))});
     }
     printTable(context.out, rows);
   }
@@ -117,7 +111,7 @@ void runDlqLs(const DlqLsOptions& options, CommandContext& context) {
   }
 }
 
-void printEvent(const std::string& event, std::ostream& out) {
+void printEvent(std::string_view event, std::ostream& out) {
   const Json parsed = Json::parse(event, nullptr, /*allow_exceptions=*/false);
   if (parsed.is_discarded()) {
     out << "event (not JSON, as recorded):\n  " << printable(event) << "\n";
@@ -160,7 +154,7 @@ void runDlqInspect(const EntryOptions& options, CommandContext& context) {
     context.out << label << std::string(label.size() < 19 ? 19 - label.size() : 1, ' ')
                 << printable(value) << "\n";
   }
-  printEvent(field(*entry, "event"), context.out);
+  printEvent(entry->valueOf("event"), context.out);
   if (const std::string* tail = entry->find("output_tail")) printOutputTail(*tail, context.out);
 }
 

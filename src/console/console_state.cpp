@@ -1,7 +1,6 @@
 #include "console/console_state.h"
 
-#include <charconv>
-
+#include "common/whole_number.h"
 #include "console/console_guard.h"
 
 namespace relay::console {
@@ -19,8 +18,7 @@ Result<std::size_t> limitParam(const observability::HttpRequest& request, std::s
   const auto text = request.param("limit");
   if (!text || text->empty()) return fallback;
   std::size_t limit = 0;
-  const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), limit);
-  if (error != std::errc() || end != text->data() + text->size() || limit == 0 || limit > max) {
+  if (!parseWholeNumber(*text, limit) || limit == 0 || limit > max) {
     return Error::invalid("limit: expected 1.." + std::to_string(max));
   }
   return limit;

@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include "common/rfc3339.h"
+#include "common/whole_number.h"
 #include "console/console_guard.h"
 #include "dlq/dead_letter_queue.h"
 #include "dlq/dlq_kind.h"
@@ -18,12 +19,7 @@ using observability::HttpRequest;
 constexpr std::size_t kDefaultDlqLimit = 50;
 constexpr std::size_t kMaxDlqLimit = 500;
 
-std::string field(const stream::StreamEntry& entry, std::string_view name) {
-  const std::string* value = entry.find(name);
-  return value ? *value : std::string();
-}
-
-long long count(const std::string& text) {
+long long count(std::string_view text) {
   long long value = 0;
   (void)std::from_chars(text.data(), text.data() + text.size(), value);
   return value;
@@ -31,8 +27,7 @@ long long count(const std::string& text) {
 
 Result<std::int64_t> parseTime(std::string_view name, const std::string& text) {
   std::int64_t ms = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), ms);
-  if (error == std::errc() && end == text.data() + text.size()) return ms;
+  if (parseWholeNumber(text, ms)) return ms;
   if (const auto instant = parseRfc3339(text)) {
     return instant->seconds * 1000 + instant->nanos / 1'000'000;
   }
@@ -119,14 +114,14 @@ Result<dlq::DlqFilter> parseDlqFilter(const ParamGetter& get) {
 }
 
 Json deadLetterSummary(const stream::StreamEntry& entry) {
-  const std::string event = field(entry, "event");
+  const std::string event(entry.valueOf("event"));
   return {{"id", entry.id},
-          {"timestamp", field(entry, "timestamp")},
-          {"app", field(entry, "app")},
-          {"handler", field(entry, "handler")},
+          {"timestamp", entry.valueOf("timestamp")},
+          {"app", entry.valueOf("app")},
+          {"handler", entry.valueOf("handler")},
           {"kind", dlq::kindName(dlq::kindOf(entry))},
-          {"reason", field(entry, "reason")},
-          {"attempts", count(field(entry, "handler_attempts"))},
+          {"reason", entry.valueOf("reason")},
+          {"attempts", count(entry.valueOf("handler_attempts"))},
           {"event_preview", eventPreview(event)},
           {"event_bytes", event.size()}};
 }
@@ -137,7 +132,7 @@ Json deadLetterDetail(const stream::StreamEntry& entry,
   Json fields = Json::object();
   for (const auto& [name, value] : entry.fields) fields[name] = value;
   detail["fields"] = std::move(fields);
-  const std::string event = field(entry, "event");
+  const std::string event(entry.valueOf("event"));
   const Json parsed = Json::parse(event, nullptr, /*allow_exceptions=*/false);
   detail["event"] = event;
   detail["event_pretty"] = parsed.is_discarded()
@@ -148,7 +143,7 @@ Json deadLetterDetail(const stream::StreamEntry& entry,
   detail["not_replayable_because"] = refusal.value_or("");
   Json history = Json::array();
   for (const invocation::AttemptRecord& record : attempts) {
-    if (record.app != field(entry, "app") || record.handler != field(entry, "handler")) continue;
+    if (record.app != entry.valueOf("app") || record.handler != entry.valueOf("handler")) continue;
     history.push_back({{"attempt", record.attempt},
                        {"consumer", record.consumer},
                        {"started_ms", record.started_ms},
@@ -197,7 +192,8 @@ HttpReply inspectDeadLetter(ConsoleState& state, const HttpRequest& request) {
   auto entry = dlq::DeadLetterQueue(**lease, state.keys.dlq()).find(id);
   if (!entry.ok()) return redisFailure("XRANGE", entry.error());
   if (!*entry) return jsonError(404, "no entry " + id + " in " + state.keys.dlq());
-  auto journal = (*lease)->command({"HGETALL", state.keys.attempts(field(**entry, "original_id"))});
+  auto journal =
+      (*lease)->command({"HGETALL", state.keys.attempts((*entry)->valueOf("original_id"))});
   return jsonReply(deadLetterDetail(**entry, invocation::parseAttempts(hashPairs(journal))));
 }
 
@@ -235,8 +231,7 @@ HttpReply replayStatus(ConsoleState& state, const HttpRequest& request) {
   if (state.jobs == nullptr) return jsonError(404, "the console is read-only: no jobs");
   const std::string text = request.param("id").value_or("");
   std::uint64_t number = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), number);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
+  if (!parseWholeNumber(text, number)) {
     return jsonError(400, "id: expected a job number");
   }
   auto status = state.jobs->status(number);

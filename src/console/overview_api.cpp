@@ -1,8 +1,8 @@
 #include "console/overview_api.h"
 
-#include <charconv>
 #include <map>
 
+#include "common/whole_number.h"
 #include "console/console_guard.h"
 #include "stream/stream_id.h"
 
@@ -84,9 +84,7 @@ Json throughputJson(const std::vector<stream::MinuteCounts>& history) {
 HttpReply overview(ConsoleState& state, const HttpRequest& request) {
   int minutes = kDefaultMinutes;
   if (const auto text = request.param("minutes"); text && !text->empty()) {
-    const auto [end, error] = std::from_chars(text->data(), text->data() + text->size(), minutes);
-    if (error != std::errc() || end != text->data() + text->size() || minutes < 1 ||
-        minutes > kMaxMinutes) {
+    if (!parseWholeNumber(*text, minutes) || minutes < 1 || minutes > kMaxMinutes) {
       return jsonError(400, "minutes: expected 1.." + std::to_string(kMaxMinutes));
     }
   }

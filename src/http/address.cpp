@@ -1,6 +1,6 @@
 #include "http/address.h"
 
-#include <charconv>
+#include "common/whole_number.h"
 
 namespace relay::http {
 namespace {
@@ -45,9 +45,7 @@ Result<Address> parseAddress(std::string_view text) {
     }
   }
   int number = -1;
-  const auto [end, error] = std::from_chars(port.data(), port.data() + port.size(), number);
-  if (port.empty() || error != std::errc() || end != port.data() + port.size() || number < 0 ||
-      number > 65535) {
+  if (!parseWholeNumber(port, number) || number < 0 || number > 65535) {
     return bad(text, "the port must be a number from 0 to 65535");
   }
   address.port = number;

@@ -1,8 +1,8 @@
-#include <charconv>
 #include <limits>
 #include <string>
 
 #include "common/hex.h"
+#include "common/whole_number.h"
 #include "redis/endpoint.h"
 #include "redis/topology.h"
 
@@ -34,9 +34,7 @@ bool isDigits(std::string_view text) {
 bool parseBounded(std::string_view text, int min, int max, int& out) {
   if (!isDigits(text)) return false;
   int value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size()) return false;
-  if (value < min || value > max) return false;
+  if (!parseWholeNumber(text, value) || value < min || value > max) return false;
   out = value;
   return true;
 }

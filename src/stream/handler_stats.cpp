@@ -1,22 +1,14 @@
 #include "stream/handler_stats.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cstdlib>
 #include <map>
 #include <optional>
 
+#include "common/whole_number.h"
+
 namespace relay::stream {
 namespace {
-
-std::optional<long long> parseCount(std::string_view text) {
-  long long value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || error != std::errc() || end != text.data() + text.size()) {
-    return std::nullopt;
-  }
-  return value;
-}
 
 std::optional<double> parseSeconds(const std::string& text) {
   if (text.empty()) return std::nullopt;
@@ -48,14 +40,14 @@ std::vector<HandlerStats> parseStats(const std::vector<std::pair<std::string, st
       if (!seconds) continue;
       candidate.duration_seconds = *seconds;
     } else {
-      const auto count = parseCount(value);
-      if (!count) continue;
+      long long count = 0;
+      if (!parseWholeNumber(value, count)) continue;
       if (counter == kStatsSucceeded) {
-        candidate.succeeded = *count;
+        candidate.succeeded = count;
       } else if (counter == kStatsFailed) {
-        candidate.failed = *count;
+        candidate.failed = count;
       } else if (counter == kStatsDeadLettered) {
-        candidate.dead_lettered = *count;
+        candidate.dead_lettered = count;
       } else {
         continue;
       }

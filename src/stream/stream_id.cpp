@@ -1,29 +1,19 @@
 #include "stream/stream_id.h"
 
-#include <charconv>
 #include <limits>
 
+#include "common/whole_number.h"
+
 namespace relay::stream {
-namespace {
-
-std::optional<std::uint64_t> parseNumber(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  std::uint64_t value = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size()) return std::nullopt;
-  return value;
-}
-
-}  // namespace
 
 std::optional<StreamId> StreamId::parse(std::string_view text) {
   const std::size_t dash = text.find('-');
-  const auto ms = parseNumber(text.substr(0, dash));
-  if (!ms) return std::nullopt;
-  if (dash == std::string_view::npos) return StreamId{*ms, 0};
-  const auto seq = parseNumber(text.substr(dash + 1));
-  if (!seq) return std::nullopt;
-  return StreamId{*ms, *seq};
+  StreamId id;
+  if (!parseWholeNumber(text.substr(0, dash), id.ms)) return std::nullopt;
+  if (dash != std::string_view::npos && !parseWholeNumber(text.substr(dash + 1), id.seq)) {
+    return std::nullopt;
+  }
+  return id;
 }
 
 std::string StreamId::toString() const { return std::to_string(ms) + "-" + std::to_string(seq); }

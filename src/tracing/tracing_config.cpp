@@ -1,7 +1,8 @@
 #include "tracing/tracing_config.h"
 
-#include <charconv>
 #include <cstdlib>
+
+#include "common/whole_number.h"
 
 namespace relay::tracing {
 namespace {
@@ -18,8 +19,7 @@ bool httpUrl(std::string_view url) {
 // Milliseconds as the OTEL_* variables give them: a whole number.
 std::optional<std::chrono::milliseconds> millis(const std::string& value) {
   long long parsed = 0;
-  const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
-  if (error != std::errc() || end != value.data() + value.size() || parsed < 0) return std::nullopt;
+  if (!parseWholeNumber(value, parsed) || parsed < 0) return std::nullopt;
   return std::chrono::milliseconds(parsed);
 }
 

@@ -3,12 +3,12 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <cstdlib>
 #include <cstring>
 
 #include "common/duration.h"
 #include "common/size.h"
+#include "common/whole_number.h"
 #include "http/address.h"
 
 namespace relay::worker {
@@ -141,9 +141,7 @@ Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOver
 
   if (auto value = environment("MAX_CONCURRENCY")) {
     int parsed = 0;
-    const auto [end, error] = std::from_chars(value->data(), value->data() + value->size(), parsed);
-    if (error != std::errc() || end != value->data() + value->size() || parsed < 1 ||
-        parsed > 1024) {
+    if (!parseWholeNumber(*value, parsed) || parsed < 1 || parsed > 1024) {
       return bad("MAX_CONCURRENCY", *value, "expected a whole number from 1 to 1024");
     }
     config.max_concurrency = parsed;

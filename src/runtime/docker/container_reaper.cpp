@@ -4,8 +4,9 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <charconv>
 #include <optional>
+
+#include "common/whole_number.h"
 
 namespace relay::runtime::docker {
 namespace {
@@ -23,18 +24,13 @@ std::optional<Owner> parseOwner(std::string_view label) {
   if (middle == std::string_view::npos) return std::nullopt;
   const std::string_view pid_text = label.substr(middle + 1, last - middle - 1);
   Owner owner{std::string(label.substr(0, middle)), 0};
-  const auto [ptr, ec] =
-      std::from_chars(pid_text.data(), pid_text.data() + pid_text.size(), owner.pid);
-  if (ec != std::errc() || ptr != pid_text.data() + pid_text.size() || owner.pid <= 0) {
-    return std::nullopt;
-  }
+  if (!parseWholeNumber(pid_text, owner.pid) || owner.pid <= 0) return std::nullopt;
   return owner;
 }
 
 std::optional<std::int64_t> parseMillis(std::string_view text) {
   std::int64_t value = 0;
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  if (!parseWholeNumber(text, value)) return std::nullopt;
   return value;
 }
 
