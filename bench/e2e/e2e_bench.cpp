@@ -202,13 +202,16 @@ int main(int argc, char** argv) {
   if (wants('b')) {
     std::printf("(b) matched no-op exec handler, %ld messages, %d at a time, %d rounds\n", matched,
                 context.concurrency, kRounds);
+    const auto bareRate = [&](const BareCommand& command) {
+      return bareSpawnRate(command, context.concurrency, int(matched));
+    };
     // One runtime against its bare loop in rounds; Relay's median rate (0 when not run).
     const auto matchedCase = [&](const std::string& runtime, const BareCommand& baseline,
                                  const char* bare_name) {
       if (!runs(runtime)) return 0.0;
       std::string error;
       const std::vector<Round> rounds = interleavedRounds(
-          "bare", [&] { return bareSpawnRate(baseline, context.concurrency, int(matched)); },
+          "bare", [&] { return bareRate(baseline); },
           [&] { return workerDrain(context, runtime, kMatchedEvent, matched, false); }, error);
       if (!error.empty()) {
         failed(runtime, error);
@@ -230,10 +233,7 @@ int main(int argc, char** argv) {
       // the rest of Relay (state in Redis, cgroups, supervision) costs.
       BareCommand isolated{bare.relay_bwrap, baseEnv(), 65534, 65534, {}};
       isolated.seccomp = bare.relay_seccomp;
-      const auto rate_of = [&] {
-        return bareSpawnRate(isolated, context.concurrency, int(matched));
-      };
-      const double rate = std::max(rate_of(), rate_of());
+      const double rate = std::max(bareRate(isolated), bareRate(isolated));
       row("  bare loop of Relay's bwrap options + seccomp", rate, "/s", sandbox / rate,
           "relay vs it (attribution)");
     }
@@ -277,6 +277,7 @@ int main(int argc, char** argv) {
           bareSpawnRate(*c.bare, context.concurrency, std::max(2 * context.concurrency, 32));
       std::printf("  %-10s bare `docker run`, %d at a time: %.1f containers/s\n", "",
                   context.concurrency, capacity);
+      if (capacity <= 0 || capacity >= 2 * 50) continue;
       // The same bare `docker run`s arriving as the events did (50/s, 16 at a time): what any
       // one-shot runner of this daemon gets at this rate, queueing included.
       const std::vector<double> arrivals =
@@ -289,7 +290,6 @@ int main(int argc, char** argv) {
             "", context.concurrency, bare_p50, percentile(arrivals, 99),
             percentile(relay.samples, 50) / bare_p50);
       }
-      if (capacity <= 0 || capacity >= 2 * 50) continue;
       const int sustainable = std::max(1, static_cast<int>(capacity / 2));
       const LatencyResult slower = workerLatency(context, c.runtime, sustainable, c.events);
       if (!slower.error.empty()) {

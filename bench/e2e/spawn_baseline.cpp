@@ -13,6 +13,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <functional>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -25,6 +26,15 @@ long long realtimeNs() {
   timespec now{};
   ::clock_gettime(CLOCK_REALTIME, &now);
   return static_cast<long long>(now.tv_sec) * 1'000'000'000LL + now.tv_nsec;
+}
+
+std::optional<Stamp> findStamp(std::string_view text) {
+  const std::size_t at = text.find("relay-stamp ");
+  if (at == std::string_view::npos) return std::nullopt;
+  std::istringstream fields{std::string(text.substr(at + 12))};
+  Stamp stamp;
+  if (!(fields >> stamp.id >> stamp.ns)) return std::nullopt;
+  return stamp;
 }
 
 namespace {
@@ -71,11 +81,9 @@ bool succeeded(int status) { return WIFEXITED(status) && WEXITSTATUS(status) == 
 
 // The stamp's time in a start's output minus `since_ns`, in ms; false without a stamp.
 bool stampSample(const std::string& output, long long since_ns, double& sample) {
-  const std::size_t at = output.find("relay-stamp ");
-  if (at == std::string::npos) return false;
-  const std::size_t space = output.find(' ', at + 12);
-  if (space == std::string::npos) return false;
-  sample = static_cast<double>(std::atoll(output.c_str() + space + 1) - since_ns) / 1e6;
+  const std::optional<Stamp> stamp = findStamp(output);
+  if (!stamp) return false;
+  sample = static_cast<double>(stamp->ns - since_ns) / 1e6;
   return true;
 }
 

@@ -5,6 +5,7 @@
 #include <chrono>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/sandbox/seccomp_filter.h"
@@ -25,6 +26,14 @@ struct BareCommand {
 
 /// CLOCK_REALTIME in nanoseconds: the clock of the stamp handler's `relay-stamp` lines.
 long long realtimeNs();
+
+/// One `relay-stamp <message id> <ns>` line of the stamp handler (bench/e2e/stamp_handler.cpp).
+struct Stamp {
+  std::string id;
+  long long ns = 0;
+};
+/// The first stamp in `text`; nullopt when it holds none.
+std::optional<Stamp> findStamp(std::string_view text);
 
 /// Starts `count` runs of `command` from `concurrency` single-threaded spawner processes, each
 /// running one at a time, stdin and stdout on /dev/null; returns runs per second (0 when one

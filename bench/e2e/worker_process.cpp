@@ -12,6 +12,8 @@
 #include <sstream>
 #include <thread>
 
+#include "e2e/spawn_baseline.h"
+
 namespace relay::bench {
 
 long procStatusKib(pid_t pid, const std::string& name) {
@@ -98,13 +100,9 @@ std::map<std::string, long long> WorkerProcess::takeStamps() {
   partial_ += chunk;
   std::size_t start = 0;
   for (std::size_t end; (end = partial_.find('\n', start)) != std::string::npos; start = end + 1) {
-    const std::string line = partial_.substr(start, end - start);
-    const std::size_t at = line.find("relay-stamp ");
-    if (at == std::string::npos) continue;
-    std::istringstream fields(line.substr(at + 12));
-    std::string id;
-    long long ns = 0;
-    if (fields >> id >> ns) stamps[id] = ns;
+    if (auto stamp = findStamp(std::string_view(partial_).substr(start, end - start))) {
+      stamps[stamp->id] = stamp->ns;
+    }
   }
   partial_.erase(0, start);
   return stamps;
