@@ -29,6 +29,17 @@ missing_packages() {
   done
 }
 
+# `apt-get install` of the packages (and options) given, non-interactive, without recommends,
+# after one `apt-get update` per script run (ensure_backports_source asks for another).
+apt_install() {
+  export DEBIAN_FRONTEND=noninteractive
+  if [ -z "${relay_apt_updated:-}" ]; then
+    "${AS_ROOT[@]}" apt-get update -qq
+    relay_apt_updated=1
+  fi
+  "${AS_ROOT[@]}" apt-get install -y -q --no-install-recommends "$@"
+}
+
 # Adds bookworm-backports to apt's sources unless some source already names it.
 ensure_backports_source() {
   if grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/; then
@@ -42,6 +53,7 @@ Suites: bookworm-backports
 Components: main
 Signed-By: /usr/share/keyrings/debian-archive-keyring.gpg
 SRC
+  relay_apt_updated=  # the next install reads the new source first
 }
 
 # Installs whatever of RELAY_PACKAGES and RELAY_BACKPORTS_PACKAGES is missing (apt-get update
@@ -55,16 +67,9 @@ ensure_packages() {
     return 0
   fi
   log "installing with apt: ${missing[*]} ${backports[*]}"
-  export DEBIAN_FRONTEND=noninteractive
   [ ${#backports[@]} -eq 0 ] || ensure_backports_source
-  "${AS_ROOT[@]}" apt-get update -qq
-  if [ ${#missing[@]} -ne 0 ]; then
-    "${AS_ROOT[@]}" apt-get install -y -q --no-install-recommends "${missing[@]}"
-  fi
-  if [ ${#backports[@]} -ne 0 ]; then
-    "${AS_ROOT[@]}" apt-get install -y -q --no-install-recommends -t bookworm-backports \
-      "${backports[@]}"
-  fi
+  [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+  [ ${#backports[@]} -eq 0 ] || apt_install -t bookworm-backports "${backports[@]}"
 }
 
 # The tun device pasta opens, as the sandbox user, for network: true handlers
@@ -88,9 +93,7 @@ ensure_tun_device() {
 ensure_npm() {
   command -v npm >/dev/null 2>&1 && return 0
   log "installing npm"
-  export DEBIAN_FRONTEND=noninteractive
-  "${AS_ROOT[@]}" apt-get update -qq
-  "${AS_ROOT[@]}" apt-get install -y -qq --no-install-recommends npm >/dev/null
+  apt_install npm >/dev/null
 }
 
 # Installs the browser tests' node_modules (puppeteer-core, exactly as package-lock.json pins

@@ -46,17 +46,12 @@ _dockerd_answers() {
 
 # Installs docker.io and busybox-static when missing (apt-get update only then).
 ensure_docker_packages() {
-  local missing=() pkg
-  for pkg in "${RELAY_DOCKER_PACKAGES[@]}"; do
-    dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed" ||
-      missing+=("$pkg")
-  done
+  local missing
+  mapfile -t missing < <(missing_packages "${RELAY_DOCKER_PACKAGES[@]}")
   [ ${#missing[@]} -eq 0 ] && return 0
   _docker_log "installing ${missing[*]}"
-  export DEBIAN_FRONTEND=noninteractive
-  "${AS_ROOT[@]}" apt-get update -qq
   # policy-rc.d may refuse to start the service; ensure_dockerd starts the daemon itself.
-  "${AS_ROOT[@]}" apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  apt_install "${missing[@]}" >/dev/null
 }
 
 # Makes sure a daemon answers on DOCKER_HOST (default unix:///var/run/docker.sock), starting
