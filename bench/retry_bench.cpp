@@ -24,13 +24,13 @@
 
 #include "app/registry.h"
 #include "bench_stream.h"
+#include "catalog/registry_catalog.h"
 #include "common/random.h"
 #include "common/system_clock.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "redis/connection.h"
 #include "stream/consumer.h"
-#include "stream/registry_catalog.h"
 #include "worker_rig.h"
 
 namespace {

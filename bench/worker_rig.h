@@ -2,12 +2,14 @@
 // The worker's pipeline for the in-process benchmarks: a registry over an apps root, the
 // catalog, the lifecycle with its renewer and stores, and the consumer with its pool, wired as
 // src/worker wires them, on the real clock.
+#include <atomic>
 #include <filesystem>
 #include <memory>
 #include <sstream>
 #include <string>
 
 #include "app/registry.h"
+#include "catalog/registry_catalog.h"
 #include "common/random.h"
 #include "common/system_clock.h"
 #include "invocation/claim_renewer.h"
@@ -17,9 +19,28 @@
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "stream/consumer.h"
-#include "stream/registry_catalog.h"
 
 namespace relay::bench {
+
+/// The registry catalog, counting its classifications (decode + match): how many a delivery
+/// costs is one of the pipeline benchmark's figures.
+class CountingCatalog final : public invocation::Catalog {
+ public:
+  CountingCatalog(app::Registry& registry, std::size_t max_event_bytes)
+      : inner_(registry, max_event_bytes) {}
+  invocation::Classification classify(const invocation::Message& message, WallTime now) override {
+    classifications_.fetch_add(1, std::memory_order_relaxed);
+    return inner_.classify(message, now);
+  }
+  invocation::Runnable resolve(const invocation::PlannedInvocation& invocation) override {
+    return inner_.resolve(invocation);
+  }
+  long long classifications() const { return classifications_.load(); }
+
+ private:
+  catalog::RegistryCatalog inner_;
+  std::atomic<long long> classifications_{0};
+};
 
 /// One benchmarked worker on `stream` (consumer `bench`); `tune` adjusts the consumer's settings
 /// before it is built. Not copyable; run() blocks like Consumer::run().
@@ -29,7 +50,7 @@ class WorkerRig {
             const std::string& stream, runtime::Runtime& runtime, int max_concurrency,
             stream::ConsumerSettings consumer_settings = {})
       : registry_(std::move(app::Registry::create({apps, {}, {}})).value()),
-        catalog_(*registry_, stream::kDefaultMaxEventBytes),
+        catalog_(*registry_, catalog::kDefaultMaxEventBytes),
         limiter_(max_concurrency),
         store_(storeSettings(stream)),
         renewer_store_(store_, endpoint, clock_),
@@ -52,6 +73,8 @@ class WorkerRig {
   stream::Consumer& consumer() { return *consumer_; }
   observability::Metrics& metrics() { return metrics_; }
   SystemClock& clock() { return clock_; }
+  /// Decodes and matches so far (every Catalog::classify call).
+  long long classifications() const { return catalog_.classifications(); }
 
  private:
   static invocation::RedisStoreSettings storeSettings(const std::string& stream) {
@@ -74,7 +97,7 @@ class WorkerRig {
   observability::Metrics metrics_;
   invocation::LifecycleObserver observer_;
   std::unique_ptr<app::Registry> registry_;
-  stream::RegistryCatalog catalog_;
+  CountingCatalog catalog_;
   invocation::ConcurrencyLimiter limiter_;
   invocation::RedisStoreSettings store_;
   invocation::RedisLifecycleStore renewer_store_;

@@ -11,13 +11,13 @@
 #include <string_view>
 #include <vector>
 
+#include "catalog/schedule_admission.h"
 #include "schedule/next_fire.h"
 #include "schedule/occurrence.h"
-#include "stream/schedule_admission.h"
 
 namespace {
 
-using relay::stream::ScheduleAdmission;
+using relay::catalog::ScheduleAdmission;
 
 relay::app::Schedule scheduleOf(const char* name, const char* cron, const char* zone) {
   auto parsed = relay::schedule::CronExpression::parse(cron);
@@ -56,13 +56,13 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::abort();
   }
 
-  relay::stream::StreamEntry entry;
+  relay::invocation::Message entry;
   entry.id = "1-0";
   entry.fields.emplace_back("relay_schedule", envelope);
   if (split != std::string_view::npos) {
     entry.fields.emplace_back("event", std::string(input.substr(split + 1)));
   }
-  const ScheduleAdmission admission = relay::stream::admitSchedule(snapshot(), entry, 4096);
+  const ScheduleAdmission admission = relay::catalog::admitSchedule(snapshot(), entry, 4096);
   switch (admission.verdict) {
     case ScheduleAdmission::Verdict::kRun:
       if (!admission.occurrence || !admission.app || !admission.schedule) std::abort();

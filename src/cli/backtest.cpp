@@ -3,8 +3,8 @@
 #include <map>
 #include <utility>
 
+#include "catalog/message_decoder.h"
 #include "schedule/occurrence.h"
-#include "stream/message_decoder.h"
 #include "stream/stream_id.h"
 
 namespace relay::cli {
@@ -17,10 +17,10 @@ Instant publishedAt(const std::string& id) {
   return Instant{ms / 1000, static_cast<std::int32_t>(ms % 1000) * 1'000'000};
 }
 
-std::unique_ptr<const stream::Classifier> classifierOf(
+std::unique_ptr<const catalog::Classifier> classifierOf(
     std::shared_ptr<const app::Snapshot> snapshot) {
   if (!snapshot) return nullptr;
-  return std::make_unique<const stream::Classifier>(std::move(snapshot));
+  return std::make_unique<const catalog::Classifier>(std::move(snapshot));
 }
 
 }  // namespace
@@ -36,8 +36,8 @@ Backtest::Backtest(std::shared_ptr<const app::Snapshot> candidate,
 bool Backtest::count(Side& side, const event::Event& event, Instant now,
                      const std::string& id) const {
   if (!side.classifier) return false;
-  const std::vector<stream::Match> matches = side.classifier->classify(event, now);
-  for (const stream::Match& match : matches) {
+  const std::vector<catalog::Match> matches = side.classifier->classify(event, now);
+  for (const catalog::Match& match : matches) {
     RuleCount& count = side.counts[match.rule];
     ++count.matches;
     if (count.samples.size() < samples_) count.samples.push_back(id);
@@ -54,12 +54,12 @@ void Backtest::add(const stream::StreamEntry& entry) {
     ++schedules_;
     return;
   }
-  const stream::DecodedMessage decoded = stream::decodeMessage(entry, max_event_bytes_);
-  if (decoded.kind == stream::DecodedMessage::Kind::kOversized) {
+  const catalog::DecodedMessage decoded = catalog::decodeMessage(entry, max_event_bytes_);
+  if (decoded.kind == catalog::DecodedMessage::Kind::kOversized) {
     ++oversized_;
     return;
   }
-  if (decoded.kind != stream::DecodedMessage::Kind::kEvent) {
+  if (decoded.kind != catalog::DecodedMessage::Kind::kEvent) {
     ++malformed_;
     return;
   }

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "app/snapshot.h"
-#include "stream/classifier.h"
+#include "catalog/classifier.h"
 #include "stream/stream_entry.h"
 
 namespace relay::cli {
@@ -59,7 +59,7 @@ class Backtest {
 
  private:
   struct Side {
-    std::unique_ptr<const stream::Classifier> classifier;  // null: no such side
+    std::unique_ptr<const catalog::Classifier> classifier;  // null: no such side
     std::unordered_map<const app::Rule*, RuleCount> counts;
   };
   /// Classifies `event` with one side; returns whether any rule matched.

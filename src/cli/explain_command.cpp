@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "catalog/message_decoder.h"
 #include "cli/explanation_json.h"
 #include "cli/json_output.h"
 #include "cli/loaded_apps.h"
@@ -17,7 +18,6 @@
 #include "common/rfc3339.h"
 #include "common/system_clock.h"
 #include "pattern/explain.h"
-#include "stream/message_decoder.h"
 
 namespace relay::cli {
 namespace {
@@ -57,7 +57,7 @@ void explainApp(const ExplainOptions& options, std::istream& in, Clock& clock,
     return;
   }
   // The worker's own checks: an event it would dead-letter never reaches the rules.
-  auto event = stream::checkEventValue(std::move(raw).value(), config->max_event_bytes);
+  auto event = catalog::checkEventValue(std::move(raw).value(), config->max_event_bytes);
   if (!event.ok()) {
     context.err << "relay " << kCommand
                 << ": the worker would dead-letter this event: " << event.error().reason() << "\n";

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <memory>
 
+#include "catalog/invocation_spec.h"
 #include "cli/loaded_apps.h"
 #include "cli/print_sink.h"
 #include "common/duration.h"
@@ -10,7 +11,6 @@
 #include "common/system_clock.h"
 #include "event/event.h"
 #include "pattern/evaluator.h"
-#include "stream/invocation_spec.h"
 
 namespace relay::cli {
 namespace {
@@ -57,7 +57,7 @@ void invoke(const InvokeOptions& options, CommandContext& context) {
   for (const app::Rule& rule : app.rules) {
     if (!pattern::matches(*rule.pattern, *event, now)) continue;
     ++matched;
-    const runtime::InvocationSpec spec = stream::invocationSpec(
+    const runtime::InvocationSpec spec = catalog::invocationSpec(
         app, rule.handler, rule.timeout, message_id, 1, runtime::Trigger::kManual, *raw);
     auto outcome = loaded->runtime->run(spec, sink);
     if (!outcome.ok()) {

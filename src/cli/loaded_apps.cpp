@@ -5,10 +5,10 @@
 #include <iterator>
 #include <sstream>
 
+#include "catalog/invocation_spec.h"
 #include "cli/redis_session.h"
 #include "invocation/paused_apps.h"
 #include "redis/connection.h"
-#include "stream/invocation_spec.h"
 #include "worker/config.h"
 #include "worker/runtime_factory.h"
 
@@ -35,7 +35,7 @@ std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view comma
   app::RegistrySettings settings;
   settings.apps_root = appsRoot(flags);
   settings.availability = [&runtime](const app::App& app) {
-    return stream::runtimeAvailability(runtime, app);
+    return catalog::runtimeAvailability(runtime, app);
   };
   auto registry = app::Registry::create(std::move(settings));
   if (!registry.ok()) {

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
+#include "catalog/message_decoder.h"
 #include "cli/command.h"
 #include "cli/loaded_apps.h"
 #include "cli/redis_session.h"
-#include "stream/message_decoder.h"
 #include "tracing/trace_context.h"
 
 namespace relay::cli {
@@ -56,7 +56,7 @@ std::vector<Piece> cut(const std::string& input, bool lines) {
   return pieces;
 }
 
-void reportRejection(const Piece& piece, const stream::EventRejection& rejection,
+void reportRejection(const Piece& piece, const catalog::EventRejection& rejection,
                      CommandContext& context) {
   context.err << kPublishName << ": ";
   if (piece.line > 0) {
@@ -165,7 +165,7 @@ void runPublish(const PublishOptions& options, std::istream& in, CommandContext&
   // Every event is checked before anything is appended: one bad line appends nothing.
   bool valid = true;
   for (const Piece& piece : pieces) {
-    auto checked = stream::checkEventValue(piece.text, config->max_event_bytes);
+    auto checked = catalog::checkEventValue(piece.text, config->max_event_bytes);
     if (!checked.ok()) {
       reportRejection(piece, checked.error(), context);
       valid = false;

@@ -3,10 +3,10 @@
 #include <set>
 
 #include "app/app_description.h"
+#include "catalog/classifier.h"
 #include "common/rfc3339.h"
 #include "console/console_guard.h"
 #include "event/event.h"
-#include "stream/classifier.h"
 
 namespace relay::console {
 
@@ -40,12 +40,12 @@ Json playgroundJson(const app::Snapshot& snapshot, std::string event, WallTime n
   // The classifier shares ownership of the snapshot: hand it one that does not free it.
   const std::shared_ptr<const app::Snapshot> held(std::shared_ptr<const app::Snapshot>(),
                                                   &snapshot);
-  const stream::Classifier classifier(held);
-  const std::vector<stream::Match> matches =
+  const catalog::Classifier classifier(held);
+  const std::vector<catalog::Match> matches =
       classifier.classify(*decoded, Instant::fromWallTime(now));
   std::set<const app::Rule*> matched;
   Json order = Json::array();
-  for (const stream::Match& match : matches) {
+  for (const catalog::Match& match : matches) {
     matched.insert(match.rule);
     order.push_back({{"app", match.entry->name}, {"handler", match.rule->handler}});
   }

@@ -1,5 +1,6 @@
 #include "console/console.h"
 
+#include "catalog/invocation_spec.h"
 #include "console/apps_api.h"
 #include "console/assets.h"
 #include "console/dlq_api.h"
@@ -7,7 +8,6 @@
 #include "console/pending_api.h"
 #include "console/session_api.h"
 #include "invocation/paused_apps.h"
-#include "stream/invocation_spec.h"
 #include "worker/runtime_factory.h"
 
 namespace relay::console {
@@ -44,7 +44,7 @@ Result<std::unique_ptr<Console>> Console::create(const ConsoleConfig& config, st
     if (paused.paused(app.name)) {
       return runtime::Availability{false, std::string(invocation::kPausedReason)};
     }
-    return stream::runtimeAvailability(backend, app);
+    return catalog::runtimeAvailability(backend, app);
   };
   auto apps = app::Registry::create(std::move(registry));
   if (!apps.ok()) return apps.error();

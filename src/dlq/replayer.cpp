@@ -3,8 +3,8 @@
 #include <charconv>
 #include <chrono>
 
+#include "catalog/invocation_spec.h"
 #include "dlq/dlq_kind.h"
-#include "stream/invocation_spec.h"
 
 namespace relay::dlq {
 namespace {
@@ -64,7 +64,7 @@ ReplayResult Replayer::replay(redis::Connection& redis, const std::string& dlq_k
                                              handler + "\"; the entry stays");
   }
   const runtime::Availability available =
-      runtime_.availability(stream::availabilitySpec(app, handler));
+      runtime_.availability(catalog::availabilitySpec(app, handler));
   if (!available.available) {
     return result(Verdict::kNotRunnable, "the " + std::string(runtime_.name()) +
                                              " runtime cannot run " + app_name +
@@ -76,8 +76,8 @@ ReplayResult Replayer::replay(redis::Connection& redis, const std::string& dlq_k
   const std::string event(entry.valueOf("event"));
   // The original message id keeps RELAY_INVOCATION_ID the idempotency key it was.
   const runtime::InvocationSpec spec =
-      stream::invocationSpec(app, handler, *timeout, std::string(entry.valueOf("original_id")),
-                             static_cast<int>(attempts) + 1, runtime::Trigger::kReplay, event);
+      catalog::invocationSpec(app, handler, *timeout, std::string(entry.valueOf("original_id")),
+                              static_cast<int>(attempts) + 1, runtime::Trigger::kReplay, event);
   const Result<runtime::Outcome> outcome = runtime_.run(spec, output);
   if (!outcome.ok()) {
     return result(Verdict::kNotRunnable, "the " + std::string(runtime_.name()) +

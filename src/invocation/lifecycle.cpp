@@ -37,9 +37,9 @@ Lifecycle::Lifecycle(LifecycleSettings settings, Catalog& catalog, runtime::Runt
       random_(random) {}
 
 Delivery Lifecycle::process(LifecycleStore& store, const Message& message,
-                            const std::atomic<bool>& stopping) {
+                            const std::atomic<bool>& stopping, const Classification* classified) {
   observer_.onMessage(message);
-  const Classification what = catalog_.classify(message, clock_.now());
+  const Classification what = classified ? *classified : catalog_.classify(message, clock_.now());
   observer_.onClassified(message, what);
   switch (what.kind) {
     case Classification::Kind::kHold:

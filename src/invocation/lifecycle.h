@@ -38,6 +38,13 @@ struct LifecycleSettings {
   std::size_t output_tail = OutputTail::kDefaultLimit;
 };
 
+/// A delivered message and, when the reader classified it already (Lifecycle::settleRead), that
+/// classification: a message is decoded and matched once per delivery, on the reader's thread.
+struct ClassifiedMessage {
+  Message message;
+  std::optional<Classification> classification;
+};
+
 /// What became of one delivery.
 enum class Delivery {
   kAcked,    // every invocation terminal (or unmatched, malformed, obsolete): acknowledged
@@ -59,17 +66,20 @@ class Lifecycle {
             Random& random);
 
   /// Processes one delivery; blocks while its handlers run one after another. Once `stopping`
-  /// is set no further handler starts and claims not yet started are released.
-  Delivery process(LifecycleStore& store, const Message& message,
-                   const std::atomic<bool>& stopping);
+  /// is set no further handler starts and claims not yet started are released. `classified`,
+  /// when given, is what settleRead() made of the message (it is not classified again).
+  Delivery process(LifecycleStore& store, const Message& message, const std::atomic<bool>& stopping,
+                   const Classification* classified = nullptr);
 
   /// The messages of one read (docs/pipeline.md "Acknowledgements in batches"): classifies each
   /// and settles those that owe nothing by their classification (unmatched and obsolete ones
   /// acknowledged, unrunnable ones dead-lettered and acknowledged) in one LifecycleStore::settle()
   /// call, one round trip. Returns the others, for process(): those that owe invocations or
   /// cannot be classified now, and those the store says owe a recorded plan (never
-  /// acknowledged here: "ACK only when terminal" holds in the scripts). Blocks on the store.
-  std::vector<Message> settleRead(LifecycleStore& store, std::vector<Message> messages);
+  /// acknowledged here: "ACK only when terminal" holds in the scripts), each with what it was
+  /// classified as (the recorded plan for the latter), so that process() does not classify it
+  /// again. Blocks on the store.
+  std::vector<ClassifiedMessage> settleRead(LifecycleStore& store, std::vector<Message> messages);
 
   const LifecycleSettings& settings() const { return settings_; }
 

@@ -71,15 +71,16 @@ Delivery Lifecycle::settleUnowed(LifecycleStore& store, const Message& message,
   return owed ? runPlan(store, message, std::move(*owed), stopping) : delivery;
 }
 
-std::vector<Message> Lifecycle::settleRead(LifecycleStore& store, std::vector<Message> messages) {
-  std::vector<Message> rest;
+std::vector<ClassifiedMessage> Lifecycle::settleRead(LifecycleStore& store,
+                                                     std::vector<Message> messages) {
+  std::vector<ClassifiedMessage> rest;
   std::vector<Message> settling;
   std::vector<Classification> classifications;
   std::vector<SettleRequest> requests;
   for (Message& message : messages) {
     Classification what = catalog_.classify(message, clock_.now());
     if (!unowed(what.kind)) {
-      rest.push_back(std::move(message));  // process() classifies it again
+      rest.push_back({std::move(message), std::move(what)});  // process() takes it as it is
       continue;
     }
     observer_.onMessage(message);
@@ -93,9 +94,13 @@ std::vector<Message> Lifecycle::settleRead(LifecycleStore& store, std::vector<Me
   for (std::size_t i = 0; i < settling.size(); ++i) {
     std::optional<Plan> owed;
     (void)afterSettle(settling[i], classifications[i], std::move(verdicts[i]), owed);
-    // A recorded plan: process() classifies again, the store reports the plan again, and the
-    // plan runs on the pool like any other owed invocation.
-    if (owed) rest.push_back(std::move(settling[i]));
+    // A recorded plan: it runs on the pool like any other owed invocation, as recorded.
+    if (owed) {
+      Classification recorded;
+      recorded.kind = Classification::Kind::kPlan;
+      recorded.plan = std::move(*owed);
+      rest.push_back({std::move(settling[i]), std::move(recorded)});
+    }
   }
   return rest;
 }

@@ -36,8 +36,10 @@ redis::Result<void> Consumer::ensureGroup(redis::Connection& redis) {
   return reader_.ensureGroup(redis);
 }
 
-void Consumer::process(invocation::LifecycleStore& store, const StreamEntry& entry) {
-  const invocation::Delivery delivery = lifecycle_.process(store, entry, stopping_.flag());
+void Consumer::process(invocation::LifecycleStore& store, const StreamEntry& entry,
+                       const invocation::Classification* classified) {
+  const invocation::Delivery delivery =
+      lifecycle_.process(store, entry, stopping_.flag(), classified);
   if (delivery == invocation::Delivery::kPending) {
     logger_.debug("message left pending", {{"message_id", entry.id}});
   }
@@ -60,8 +62,10 @@ redis::Result<int> Consumer::readOnce(redis::Connection& redis) {
   auto entries = reader_.read(redis, settings_.read_count);
   if (!entries.ok()) return entries.error();
   const int count = static_cast<int>(entries->size());
-  for (const StreamEntry& entry : lifecycle_.settleRead(syncStore(), std::move(entries).value())) {
-    process(syncStore(), entry);
+  for (const invocation::ClassifiedMessage& message :
+       lifecycle_.settleRead(syncStore(), std::move(entries).value())) {
+    process(syncStore(), message.message,
+            message.classification ? &*message.classification : nullptr);
   }
   return count;
 }
@@ -163,16 +167,23 @@ std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Conn
   return nullptr;
 }
 
-void Consumer::enqueue(std::vector<StreamEntry> entries, int reserved) {
+void Consumer::enqueue(std::vector<StreamEntry> entries) {
+  std::vector<invocation::ClassifiedMessage> messages;
+  messages.reserve(entries.size());
+  for (StreamEntry& entry : entries) messages.push_back({std::move(entry), std::nullopt});
+  enqueue(std::move(messages));
+}
+
+void Consumer::enqueue(std::vector<invocation::ClassifiedMessage> messages, int reserved) {
   std::size_t added = 0;
   {
-    // The entries take the reservation's place in one step: no other source sees the room
+    // The messages take the reservation's place in one step: no other source sees the room
     // in between.
     std::lock_guard lock(mutex_);
     reserved_ -= std::max(reserved, 0);
-    for (StreamEntry& entry : entries) {
-      if (!unfinished_.insert(entry.id).second) continue;
-      queue_.push_back(std::move(entry));
+    for (invocation::ClassifiedMessage& message : messages) {
+      if (!unfinished_.insert(message.message.id).second) continue;
+      queue_.push_back(std::move(message));
       ++added;
     }
   }
@@ -415,18 +426,18 @@ void Consumer::dueLoop() {
 void Consumer::workerLoop() {
   std::unique_ptr<invocation::LifecycleStore> store = stores_();
   while (true) {
-    StreamEntry entry;
+    invocation::ClassifiedMessage next;
     {
       std::unique_lock lock(mutex_);
       queued_.wait(lock, [&] { return stopping_.requested() || !queue_.empty(); });
       if (stopping_.requested()) return;  // queued messages stay pending in Redis
-      entry = std::move(queue_.front());
+      next = std::move(queue_.front());
       queue_.pop_front();
     }
-    process(*store, entry);
+    process(*store, next.message, next.classification ? &*next.classification : nullptr);
     {
       std::lock_guard lock(mutex_);
-      unfinished_.erase(entry.id);
+      unfinished_.erase(next.message.id);
     }
     has_room_.notify_all();
   }

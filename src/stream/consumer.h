@@ -112,7 +112,8 @@ class Consumer {
                              const Deliver& deliver);
   /// Counts, logs and clears a pending reference whose stream entry is gone.
   void clearMissing(invocation::LifecycleStore& store, const std::string& id);
-  void process(invocation::LifecycleStore& store, const StreamEntry& entry);
+  void process(invocation::LifecycleStore& store, const StreamEntry& entry,
+               const invocation::Classification* classified = nullptr);
   /// A Deliver that processes the entries on the calling thread (the *Once calls).
   Deliver processNow(invocation::LifecycleStore& store);
   invocation::LifecycleStore& syncStore();
@@ -120,9 +121,11 @@ class Consumer {
   void reclaimLoop();
   void dueLoop();
   void workerLoop();
-  /// Hands `entries` to the pool; `reserved` is the room the reader reserved for them, given
-  /// back in the same step.
-  void enqueue(std::vector<StreamEntry> entries, int reserved = 0);
+  /// Hands `messages` to the pool; `reserved` is the room the reader reserved for them, given
+  /// back in the same step. The reader's come classified (Lifecycle::settleRead).
+  void enqueue(std::vector<invocation::ClassifiedMessage> messages, int reserved = 0);
+  /// The reclaimer's and the due-retry poller's: the pool classifies them.
+  void enqueue(std::vector<StreamEntry> entries);
   /// Room for more messages in hand; waits while there is none (until stop), then, when
   /// `wanted` is more than the room, up to `patience` more for `wanted` (a bounded real-time
   /// wait on the condition, as in ConcurrencyLimiter).
@@ -160,7 +163,7 @@ class Consumer {
   // the loops waiting for room (one shared condition woke all 16 pool threads per message).
   std::condition_variable queued_;    // the pool: queue_ is not empty (or stopping)
   std::condition_variable has_room_;  // reader, sweeps, due retries: unfinished_ shrank
-  std::deque<StreamEntry> queue_;
+  std::deque<invocation::ClassifiedMessage> queue_;
   std::set<std::string> unfinished_;  // queued or being processed here
   int reserved_ = 0;                  // room of the reader's reads in flight or being settled
   // The reader's connection while it waits in XREADGROUP BLOCK: stop() interrupts it, so an

@@ -10,13 +10,13 @@
 #include <thread>
 
 #include "app/watcher.h"
+#include "catalog/invocation_spec.h"
 #include "common/duration.h"
 #include "common/rfc3339.h"
 #include "common/size.h"
 #include "common/thread_name.h"
 #include "invocation/paused_apps.h"
 #include "redis/topology.h"
-#include "stream/invocation_spec.h"
 #include "tracing/tracing_observer.h"
 #include "worker/endpoints.h"
 #include "worker/runtime_factory.h"
@@ -71,7 +71,7 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   registry.availability = [&backend, &pauses = *w.pauses_](const app::App& app) {
     if (pauses.paused(app.name))
       return runtime::Availability{false, std::string(invocation::kPausedReason)};
-    return stream::runtimeAvailability(backend, app);
+    return catalog::runtimeAvailability(backend, app);
   };
   w.keeper_ = std::make_unique<RedisTemplateKeeper>(config.redis, keys, w.metrics_, w.logger_);
   registry.keeper = w.keeper_->keeper();
@@ -85,7 +85,7 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   store.consumer = config.consumer;
   store.retention = config.invocation_retention;
   w.limiter_ = std::make_unique<invocation::ConcurrencyLimiter>(config.max_concurrency);
-  w.catalog_ = std::make_unique<stream::RegistryCatalog>(*w.registry_, config.max_event_bytes);
+  w.catalog_ = std::make_unique<catalog::RegistryCatalog>(*w.registry_, config.max_event_bytes);
   if (config.tracing) {
     // docs/tracing.md: spans continue the producer's trace, handlers get TRACEPARENT.
     auto tracer =
@@ -121,9 +121,9 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   };
   w.consumer_ = std::make_unique<stream::Consumer>(std::move(consumer), config.redis, *w.lifecycle_,
                                                    stores, w.metrics_, w.logger_, clock);
-  stream::PublisherSettings schedules = w.internals_.schedules;
+  catalog::PublisherSettings schedules = w.internals_.schedules;
   schedules.stream = config.stream;
-  w.publisher_ = std::make_unique<stream::SchedulePublisher>(
+  w.publisher_ = std::make_unique<catalog::SchedulePublisher>(
       std::move(schedules), config.redis, *w.registry_, w.metrics_, w.logger_, clock);
   w.trimmer_ = std::make_unique<stream::Trimmer>(
       keys, stream::RetentionSettings{config.stream_retention, config.dlq_retention}, w.metrics_,

@@ -5,6 +5,8 @@
 #include <ostream>
 
 #include "app/registry.h"
+#include "catalog/registry_catalog.h"
+#include "catalog/schedule_publisher.h"
 #include "common/clock.h"
 #include "common/random.h"
 #include "common/unique_fd.h"
@@ -18,8 +20,6 @@
 #include "observability/metrics.h"
 #include "runtime/runtime.h"
 #include "stream/consumer.h"
-#include "stream/registry_catalog.h"
-#include "stream/schedule_publisher.h"
 #include "stream/trimmer.h"
 #include "tracing/tracer.h"
 #include "worker/config.h"
@@ -35,8 +35,8 @@ struct WorkerInternals {
   invocation::LifecycleSettings lifecycle;  // keys/consumer are taken from the config
   invocation::RenewerSettings renewal;      // its claim times are the lifecycle's
   std::chrono::milliseconds availability_refresh{30'000};
-  HousekeepingSettings housekeeping;    // pending gauge, readiness, retention
-  stream::PublisherSettings schedules;  // the stream is taken from the config
+  HousekeepingSettings housekeeping;     // pending gauge, readiness, retention
+  catalog::PublisherSettings schedules;  // the stream is taken from the config
   PauseSettings pauses;
 };
 
@@ -83,7 +83,7 @@ class Worker {
   std::unique_ptr<PauseWatcher> pauses_;         // before the registry: its availability asks it
   std::unique_ptr<app::Registry> registry_;
   std::unique_ptr<invocation::ConcurrencyLimiter> limiter_;
-  std::unique_ptr<stream::RegistryCatalog> catalog_;
+  std::unique_ptr<catalog::RegistryCatalog> catalog_;
   /// The span exporter when OTEL_* turn tracing on (docs/tracing.md); null otherwise. Before the
   /// observer that uses it, so that it is destroyed (and flushes) after the message threads.
   std::unique_ptr<tracing::Tracer> tracer_;
@@ -96,7 +96,7 @@ class Worker {
   std::unique_ptr<stream::Trimmer> trimmer_;
   std::unique_ptr<stream::ThroughputRecorder> throughput_;
   std::unique_ptr<Housekeeper> housekeeper_;
-  std::unique_ptr<stream::SchedulePublisher> publisher_;
+  std::unique_ptr<catalog::SchedulePublisher> publisher_;
   std::unique_ptr<observability::HttpServer> http_;  // last: its handlers use the members above
   WorkerInternals internals_;
   std::atomic<bool> stopping_{false};

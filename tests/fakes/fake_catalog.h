@@ -50,11 +50,18 @@ class FakeCatalog final : public invocation::Catalog {
     on_resolve_ = std::move(hook);
   }
 
+  /// How many times classify() was called.
+  int classifications() const {
+    std::lock_guard lock(mutex_);
+    return classifications_;
+  }
+
   invocation::Classification classify(const invocation::Message& message, WallTime now) override {
     Classify classify;
     {
       std::lock_guard lock(mutex_);
       classify = classify_;
+      ++classifications_;
     }
     if (classify) return classify(message, now);
     invocation::Classification unmatched;
@@ -90,7 +97,8 @@ class FakeCatalog final : public invocation::Catalog {
     bool available = true;
     int concurrency = 4;
   };
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
+  int classifications_ = 0;
   Classify classify_;
   std::map<std::string, App> apps_;
   std::function<void()> on_resolve_;

@@ -81,6 +81,20 @@ class IncludeGraph(unittest.TestCase):
         self.assertEqual(result.returncode, 1)
         self.assertIn("src/yaml is missing from the component table", result.stderr)
 
+    def test_rejects_transport_that_links_the_apps_in_this_repository(self):
+        shutil.copytree(REPO / "src", self.root / "src")
+        shutil.copy(REPO / "ARCHITECTURE.md", self.root)
+        self.assertEqual(run(self.root).returncode, 0)
+        # Transport knows no apps: linking the catalog breaks the rule even when the table says
+        # so too (the table follows the link lines; the rule does not).
+        cmake = self.root / "src" / "stream" / "CMakeLists.txt"
+        cmake.write_text(cmake.read_text().replace("DEPS relay_common", "DEPS relay_catalog relay_common"))
+        result = run(self.root)
+        self.assertEqual(result.returncode, 1)
+        self.assertIn("src/stream/CMakeLists.txt: stream reaches app: transport knows no apps",
+                      result.stderr)
+        self.assertIn("stream reaches catalog: transport knows no apps", result.stderr)
+
     def test_rejects_a_wrong_way_include_in_this_repository(self):
         shutil.copytree(REPO / "src", self.root / "src")
         shutil.copy(REPO / "ARCHITECTURE.md", self.root)

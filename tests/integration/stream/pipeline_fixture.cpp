@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "stream/invocation_spec.h"
+#include "catalog/invocation_spec.h"
 
 namespace relay::stream::testing {
 
@@ -42,7 +42,7 @@ void PipelineTest::build(int max_concurrency) {
   settings.keeper = keeper_hook_;
   settings.availability = [this](const app::App& app) -> runtime::Availability {
     for (const app::Rule& rule : app.rules) {
-      auto available = runtime_.availability(availabilitySpec(app, rule.handler));
+      auto available = runtime_.availability(catalog::availabilitySpec(app, rule.handler));
       if (!available.available) return {false, available.reason};
     }
     return {};
@@ -50,7 +50,7 @@ void PipelineTest::build(int max_concurrency) {
   auto registry = app::Registry::create(settings);
   ASSERT_TRUE(registry.ok()) << registry.error().message;
   registry_ = std::move(registry).value();
-  catalog_ = std::make_unique<RegistryCatalog>(*registry_, max_event_bytes_);
+  catalog_ = std::make_unique<catalog::RegistryCatalog>(*registry_, max_event_bytes_);
   limiter_ = std::make_unique<invocation::ConcurrencyLimiter>(max_concurrency);
   store_ = newStore();
   renewer_store_ = newStore();

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "app/registry.h"
+#include "catalog/registry_catalog.h"
 #include "common/random.h"
 #include "common/system_clock.h"
 #include "fakes/fake_clock.h"
@@ -19,7 +20,6 @@
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "stream/consumer.h"
-#include "stream/registry_catalog.h"
 #include "support/redis_server.h"
 
 namespace relay::stream::testing {
@@ -73,12 +73,12 @@ class PipelineTest : public relay::testing::RedisTest {
   relay::testing::TempDir apps_;
   std::unique_ptr<redis::Connection> redis_;
   const invocation::StreamKeys keys_{"events", "relay"};
-  std::size_t max_event_bytes_ = kDefaultMaxEventBytes;
+  std::size_t max_event_bytes_ = catalog::kDefaultMaxEventBytes;
   std::chrono::milliseconds retention_ = std::chrono::hours(24 * 7);
   app::TemplateKeeper keeper_hook_;  // the registry's kept templates (empty: none)
   invocation::LifecycleSettings lifecycle_settings_;
   std::unique_ptr<app::Registry> registry_;
-  std::unique_ptr<RegistryCatalog> catalog_;
+  std::unique_ptr<catalog::RegistryCatalog> catalog_;
   std::unique_ptr<invocation::ConcurrencyLimiter> limiter_;
   invocation::LifecycleObserver observer_;
   std::unique_ptr<invocation::RedisLifecycleStore> store_;  // the test's own

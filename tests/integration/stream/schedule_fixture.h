@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "catalog/schedule_publisher.h"
 #include "common/rfc3339.h"
 #include "integration/stream/pipeline_fixture.h"
 #include "schedule/occurrence.h"
-#include "stream/schedule_publisher.h"
 
 namespace relay::stream::testing {
 
@@ -48,13 +48,13 @@ inline WallTime at(std::string_view rfc3339) {
 /// The pipeline fixture plus schedule publishers on the same Redis, registry and FakeClock.
 class ScheduleTest : public PipelineTest {
  protected:
-  std::unique_ptr<SchedulePublisher> publisher() {
-    PublisherSettings settings;
+  std::unique_ptr<catalog::SchedulePublisher> publisher() {
+    catalog::PublisherSettings settings;
     settings.stream = "events";
     settings.reconnect_min = std::chrono::milliseconds(1);
     settings.reconnect_max = std::chrono::milliseconds(10);
-    return std::make_unique<SchedulePublisher>(settings, server().endpoint(), *registry_, metrics_,
-                                               logger_, clock_);
+    return std::make_unique<catalog::SchedulePublisher>(settings, server().endpoint(), *registry_,
+                                                        metrics_, logger_, clock_);
   }
 
   /// Every schedule occurrence in the stream, as `<schedule>@<scheduled_at>`, in stream order.

@@ -61,7 +61,7 @@ TEST_F(SchedulePublication, TheDedupeKeyHoldsTheEntryIdForTwoDays) {
 }
 
 TEST_F(SchedulePublication, ThreeWorkersPublishEachOccurrenceExactlyOnce) {
-  std::vector<std::unique_ptr<SchedulePublisher>> publishers;
+  std::vector<std::unique_ptr<catalog::SchedulePublisher>> publishers;
   std::vector<std::unique_ptr<redis::Connection>> connections;
   for (int i = 0; i < 3; ++i) {
     publishers.push_back(publisher());
@@ -70,7 +70,7 @@ TEST_F(SchedulePublication, ThreeWorkersPublishEachOccurrenceExactlyOnce) {
   int published = 0;
   int duplicates = 0;
   for (int round = 0; round < 8; ++round) {  // 00:55 ... 01:02, each worker in the same minute
-    std::vector<PublishRound> results(3);
+    std::vector<catalog::PublishRound> results(3);
     std::latch start(3);
     std::vector<std::thread> workers;
     for (int i = 0; i < 3; ++i) {
@@ -80,7 +80,7 @@ TEST_F(SchedulePublication, ThreeWorkersPublishEachOccurrenceExactlyOnce) {
       });
     }
     for (std::thread& worker : workers) worker.join();
-    for (const PublishRound& result : results) {
+    for (const catalog::PublishRound& result : results) {
       EXPECT_TRUE(result.complete);
       published += result.published;
       duplicates += result.duplicates;
@@ -103,7 +103,7 @@ TEST_F(SchedulePublication, RoundsWithinOneMinutePublishNothingTwice) {
   auto publisher = this->publisher();
   EXPECT_EQ(publisher->publishDue(*redis_).published, 2);  // tick 00:55, nightly yesterday
   clock_.advance(seconds(30));
-  const PublishRound again = publisher->publishDue(*redis_);
+  const catalog::PublishRound again = publisher->publishDue(*redis_);
   EXPECT_EQ(again.published, 0);
   EXPECT_EQ(again.duplicates, 0) << "the planner remembers; Redis is not even asked";
   EXPECT_EQ(occurrences().size(), 2u);
@@ -117,7 +117,7 @@ TEST_F(SchedulePublication, CatchUpAfterDowntimePublishesOnlyTheLatestMissedOccu
   // The worker is down for five hours: ticks 00:56-05:54 and nightly 01:00Z are missed.
   clock_.advance(hours(5));
   auto restarted = publisher();
-  const PublishRound round = restarted->publishDue(*redis_);
+  const catalog::PublishRound round = restarted->publishDue(*redis_);
   EXPECT_TRUE(round.complete);
   EXPECT_EQ(round.published, 2);
   EXPECT_EQ(round.duplicates, 0);
@@ -132,7 +132,7 @@ TEST_F(SchedulePublication, ARestartWithinTheWindowRepublishesNothing) {
   EXPECT_EQ(before->publishDue(*redis_).published, 2);
   clock_.advance(seconds(20));
   auto restarted = publisher();  // same minute: its catch-up finds both already published
-  const PublishRound round = restarted->publishDue(*redis_);
+  const catalog::PublishRound round = restarted->publishDue(*redis_);
   EXPECT_EQ(round.published, 0);
   EXPECT_EQ(round.duplicates, 2);
   EXPECT_EQ(occurrences().size(), 2u);
@@ -151,7 +151,7 @@ TEST_F(SchedulePublication, AfterARedisOutageOnlyTheLatestMissedOccurrenceIsPubl
   ASSERT_TRUE(server().start().ok());  // an empty server: persistence is off in tests
   redis_ = server().connect();
   clock_.advance(minutes(1));  // 01:06:02
-  const PublishRound round = publisher->publishDue(*redis_);
+  const catalog::PublishRound round = publisher->publishDue(*redis_);
   EXPECT_TRUE(round.complete);
   const std::vector<std::string> expected = {"tick@2024-05-16T01:06:00Z",
                                              "nightly@2024-05-16T01:00:00Z"};

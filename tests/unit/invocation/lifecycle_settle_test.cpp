@@ -105,9 +105,9 @@ class LifecycleSettle : public ::testing::Test, protected LifecycleParts {
     inner_.deliver(m.id);
     return m;
   }
-  static std::vector<std::string> ids(const std::vector<Message>& messages) {
+  static std::vector<std::string> ids(const std::vector<ClassifiedMessage>& messages) {
     std::vector<std::string> out;
-    for (const Message& m : messages) out.push_back(m.id);
+    for (const ClassifiedMessage& m : messages) out.push_back(m.message.id);
     return out;
   }
 
@@ -128,7 +128,7 @@ class LifecycleSettle : public ::testing::Test, protected LifecycleParts {
 TEST_F(LifecycleSettle, AReadsUnmatchedAndMalformedMessagesAreSettledInOneStoreCall) {
   const Message a = message("nothing"), b = message("bad"), c = message("match"),
                 d = message("nothing"), e = message("hold");
-  const std::vector<Message> rest = lifecycle_.settleRead(store_, {a, b, c, d, e});
+  const std::vector<ClassifiedMessage> rest = lifecycle_.settleRead(store_, {a, b, c, d, e});
   EXPECT_EQ(ids(rest), (std::vector<std::string>{c.id, e.id}));
   EXPECT_EQ(store_.settles, 1);
   EXPECT_EQ(store_.settled, 3u);
@@ -161,10 +161,30 @@ TEST_F(LifecycleSettle, AMessageWithAnUnresolvedRecordedPlanIsNeverAcknowledgedA
     what.kind = Kind::kUnmatched;
     return what;
   });
-  const std::vector<Message> rest = lifecycle_.settleRead(store_, {m});
+  const std::vector<ClassifiedMessage> rest = lifecycle_.settleRead(store_, {m});
   EXPECT_EQ(ids(rest), (std::vector<std::string>{m.id}));
   EXPECT_TRUE(inner_.pending(m.id));
   EXPECT_EQ(metrics_.value("relay_events_total", {{"outcome", "unmatched"}}), 0);
+  // It travels to the pool with its recorded plan, which runs as recorded.
+  ASSERT_TRUE(rest[0].classification);
+  EXPECT_EQ(rest[0].classification->kind, Kind::kPlan);
+  ASSERT_EQ(rest[0].classification->plan.invocations.size(), 1u);
+  EXPECT_EQ(rest[0].classification->plan.invocations[0].field(), "shop/h");
+}
+
+// docs/pipeline.md "Acknowledgements in batches": the reader's classification travels with the
+// message to the pool, so a matched message is decoded and matched once per delivery.
+TEST_F(LifecycleSettle, AMatchedMessageIsClassifiedOncePerDelivery) {
+  const Message m = message("match");
+  const int before = catalog_.classifications();
+  const std::vector<ClassifiedMessage> rest = lifecycle_.settleRead(store_, {m});
+  ASSERT_EQ(rest.size(), 1u);
+  ASSERT_TRUE(rest[0].classification);
+  EXPECT_EQ(rest[0].classification->kind, Kind::kPlan);
+  EXPECT_EQ(lifecycle_.process(store_, rest[0].message, stopping_, &*rest[0].classification),
+            Delivery::kAcked);
+  EXPECT_EQ(catalog_.classifications() - before, 1);
+  EXPECT_EQ(runtime_.runsOf("shop/h"), 1);
 }
 
 // docs/pipeline.md "One message": a matched message with one handler that succeeds costs two

@@ -1,7 +1,7 @@
 // What the RegistryCatalog plans for a matched event: each rule's attempt budget is its
 // template's `retries` plus one, and a rule that says nothing gets the default (four retries,
 // five attempts).
-#include "stream/registry_catalog.h"
+#include "catalog/registry_catalog.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include "common/system_clock.h"
 #include "unit/app/app_test_util.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 namespace {
 
 TEST(RegistryCatalog, PlansEachRuleWithItsRetriesPlusOneAndFiveAttemptsByDefault) {
@@ -36,4 +36,4 @@ TEST(RegistryCatalog, PlansEachRuleWithItsRetriesPlusOneAndFiveAttemptsByDefault
 }
 
 }  // namespace
-}  // namespace relay::stream
+}  // namespace relay::catalog

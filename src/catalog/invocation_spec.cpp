@@ -1,6 +1,6 @@
-#include "stream/invocation_spec.h"
+#include "catalog/invocation_spec.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 
 runtime::InvocationSpec invocationSpec(const app::App& app, std::string_view handler,
                                        std::chrono::milliseconds timeout,
@@ -45,4 +45,4 @@ runtime::Availability runtimeAvailability(const runtime::Runtime& runtime, const
   return {};
 }
 
-}  // namespace relay::stream
+}  // namespace relay::catalog

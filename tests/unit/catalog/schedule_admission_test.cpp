@@ -1,4 +1,4 @@
-#include "stream/schedule_admission.h"
+#include "catalog/schedule_admission.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "common/rfc3339.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 namespace {
 
 using Verdict = ScheduleAdmission::Verdict;
@@ -44,15 +44,15 @@ app::Snapshot snapshot() {
   return app::Snapshot("/apps", std::move(apps), {}, 1);
 }
 
-StreamEntry entryOf(const std::string& envelope, std::optional<std::string> event) {
-  StreamEntry entry;
+invocation::Message entryOf(const std::string& envelope, std::optional<std::string> event) {
+  invocation::Message entry;
   entry.id = "1-0";
   entry.fields.emplace_back("relay_schedule", envelope);
   if (event) entry.fields.emplace_back("event", *event);
   return entry;
 }
 
-StreamEntry occurrenceEntry(const schedule::Occurrence& occurrence) {
+invocation::Message occurrenceEntry(const schedule::Occurrence& occurrence) {
   return entryOf(occurrence.envelope(), occurrence.payload(R"({"kind":"nightly"})"));
 }
 
@@ -197,4 +197,4 @@ TEST(AdmitSchedule, ChecksTheCurrentCronNotTheOneThatPublished) {
 }
 
 }  // namespace
-}  // namespace relay::stream
+}  // namespace relay::catalog

@@ -1,8 +1,8 @@
-#include "stream/message_decoder.h"
+#include "catalog/message_decoder.h"
 
 #include "common/size.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 namespace {
 
 constexpr std::size_t kSummaryBytes = 256;
@@ -39,7 +39,7 @@ Result<event::Event, EventRejection> checkEventValue(std::string raw, std::size_
   return std::move(event).value();
 }
 
-DecodedMessage decodeMessage(const StreamEntry& entry, std::size_t max_event_bytes) {
+DecodedMessage decodeMessage(const invocation::Message& entry, std::size_t max_event_bytes) {
   DecodedMessage decoded;
   const std::string* raw = entry.find("event");
   if (raw == nullptr) {
@@ -60,4 +60,4 @@ DecodedMessage decodeMessage(const StreamEntry& entry, std::size_t max_event_byt
   return decoded;
 }
 
-}  // namespace relay::stream
+}  // namespace relay::catalog

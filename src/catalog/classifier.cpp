@@ -1,6 +1,6 @@
-#include "stream/classifier.h"
+#include "catalog/classifier.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 namespace {
 
 std::vector<Match> rulesOf(const app::Snapshot& snapshot) {
@@ -33,4 +33,4 @@ std::vector<Match> Classifier::classify(const event::Event& event, Instant now) 
   return matches;
 }
 
-}  // namespace relay::stream
+}  // namespace relay::catalog

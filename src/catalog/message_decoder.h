@@ -6,9 +6,9 @@
 
 #include "common/result.h"
 #include "event/event.h"
-#include "stream/stream_entry.h"
+#include "invocation/message.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 
 /// Cap on the raw `event` value (MAX_EVENT_BYTES default) and its hard ceiling.
 inline constexpr std::size_t kDefaultMaxEventBytes = 256 * 1024;
@@ -42,6 +42,6 @@ struct DecodedMessage {
 
 /// Decodes the `event` field with checkEventValue(); a missing field is malformed too. An
 /// oversized payload's DLQ entry records a short summary instead of the payload. Never throws.
-DecodedMessage decodeMessage(const StreamEntry& entry, std::size_t max_event_bytes);
+DecodedMessage decodeMessage(const invocation::Message& entry, std::size_t max_event_bytes);
 
-}  // namespace relay::stream
+}  // namespace relay::catalog

@@ -16,7 +16,7 @@
 #include "schedule/occurrence.h"
 #include "schedule/occurrence_planner.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 
 /// Fixed internals of schedule publication; tests shorten the waits through this struct.
 struct PublisherSettings {
@@ -85,4 +85,4 @@ class SchedulePublisher {
   StopSignal stopping_;
 };
 
-}  // namespace relay::stream
+}  // namespace relay::catalog

@@ -7,7 +7,7 @@
 #include "app/registry.h"
 #include "runtime/runtime.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 
 /// The runtime's view of one invocation of `handler` of `app` (the bridge between the app
 /// model and the runtime interface, which know nothing of each other). `input` must outlive
@@ -24,4 +24,4 @@ runtime::InvocationSpec availabilitySpec(const app::App& app, std::string_view h
 /// AvailabilityCheck for the worker and for the CLI commands that run handlers.
 runtime::Availability runtimeAvailability(const runtime::Runtime& runtime, const app::App& app);
 
-}  // namespace relay::stream
+}  // namespace relay::catalog

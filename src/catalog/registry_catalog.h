@@ -5,12 +5,12 @@
 #include <mutex>
 
 #include "app/registry.h"
+#include "catalog/classifier.h"
+#include "catalog/message_decoder.h"
 #include "invocation/catalog.h"
 #include "runtime/runtime.h"
-#include "stream/classifier.h"
-#include "stream/message_decoder.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 
 /// The lifecycle's Catalog over the app registry: decoding (malformed, oversized), schedule
 /// admission (docs/schedules.md "Consumption") and classification against the current snapshot, and
@@ -34,4 +34,4 @@ class RegistryCatalog final : public invocation::Catalog {
   std::shared_ptr<const Classifier> classifier_;  // of the latest snapshot seen
 };
 
-}  // namespace relay::stream
+}  // namespace relay::catalog

@@ -9,7 +9,7 @@
 #include "event/event.h"
 #include "pattern/rule_index.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 
 /// One rule that matched: which app (its registry entry, with its status) and which rule.
 struct Match {
@@ -35,4 +35,4 @@ class Classifier {
   pattern::RuleIndex index_;
 };
 
-}  // namespace relay::stream
+}  // namespace relay::catalog

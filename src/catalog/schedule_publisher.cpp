@@ -1,11 +1,11 @@
-#include "stream/schedule_publisher.h"
+#include "catalog/schedule_publisher.h"
 
 #include <algorithm>
 #include <memory>
 
 #include "invocation/keys.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 namespace {
 
 using std::chrono::milliseconds;
@@ -149,4 +149,4 @@ void SchedulePublisher::run() {
   }
 }
 
-}  // namespace relay::stream
+}  // namespace relay::catalog

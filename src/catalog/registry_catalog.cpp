@@ -1,12 +1,12 @@
-#include "stream/registry_catalog.h"
+#include "catalog/registry_catalog.h"
 
 #include <utility>
 
+#include "catalog/invocation_spec.h"
+#include "catalog/schedule_admission.h"
 #include "schedule/occurrence.h"
-#include "stream/invocation_spec.h"
-#include "stream/schedule_admission.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 namespace {
 
 using invocation::Classification;
@@ -139,4 +139,4 @@ invocation::Runnable RegistryCatalog::resolve(const invocation::PlannedInvocatio
   return runnable;
 }
 
-}  // namespace relay::stream
+}  // namespace relay::catalog

@@ -5,10 +5,10 @@
 #include <string>
 
 #include "app/snapshot.h"
+#include "invocation/message.h"
 #include "schedule/occurrence.h"
-#include "stream/stream_entry.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 
 /// The consumer's verdict on one `relay_schedule` message, before anything runs.
 struct ScheduleAdmission {
@@ -32,7 +32,7 @@ struct ScheduleAdmission {
 /// of this very occurrence (a JSON object within `max_event_bytes` whose source, app, schedule
 /// and scheduled_at agree with the envelope), and scheduled_at is a real firing of the
 /// schedule's CURRENT cron in its timezone. Pure; the pointers point into `snapshot`.
-ScheduleAdmission admitSchedule(const app::Snapshot& snapshot, const StreamEntry& entry,
+ScheduleAdmission admitSchedule(const app::Snapshot& snapshot, const invocation::Message& entry,
                                 std::size_t max_event_bytes);
 
-}  // namespace relay::stream
+}  // namespace relay::catalog

@@ -1,12 +1,12 @@
-#include "stream/schedule_admission.h"
+#include "catalog/schedule_admission.h"
 
 #include <string_view>
 
 #include "app/names.h"
+#include "catalog/message_decoder.h"
 #include "schedule/next_fire.h"
-#include "stream/message_decoder.h"
 
-namespace relay::stream {
+namespace relay::catalog {
 namespace {
 
 using Verdict = ScheduleAdmission::Verdict;
@@ -33,7 +33,7 @@ std::optional<std::string> mismatch(const event::Value& payload, std::string_vie
 
 }  // namespace
 
-ScheduleAdmission admitSchedule(const app::Snapshot& snapshot, const StreamEntry& entry,
+ScheduleAdmission admitSchedule(const app::Snapshot& snapshot, const invocation::Message& entry,
                                 std::size_t max_event_bytes) {
   ScheduleAdmission admission;
   const bool has_event = entry.find("event") != nullptr;
@@ -94,4 +94,4 @@ ScheduleAdmission admitSchedule(const app::Snapshot& snapshot, const StreamEntry
   return admission;
 }
 
-}  // namespace relay::stream
+}  // namespace relay::catalog
