@@ -230,9 +230,7 @@ int main(int argc, char** argv) {
   auto redis = redis::Connection::create(*endpoint);
   if (!redis.ok()) fail(redis.error().message);
   // A stream of its own per run: a shared server keeps earlier runs' keys apart.
-  const std::string stream =
-      "bench-lifecycle-" +
-      std::to_string(SystemClock().now().time_since_epoch() / std::chrono::milliseconds(1));
+  const std::string stream = "bench-lifecycle-" + std::to_string(unixMillis(SystemClock().now()));
 
   const redis::Script empty("return 0");
   (void)(*redis)->eval(empty, {}, {});

@@ -47,10 +47,7 @@ void invoke(const InvokeOptions& options, CommandContext& context) {
   if (entry == nullptr) return;
   const app::App& app = *entry->app;
   const Instant now = Instant::fromWallTime(clock.now());
-  const std::string message_id =
-      "manual-" + std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
-                                     clock.now().time_since_epoch())
-                                     .count());
+  const std::string message_id = "manual-" + std::to_string(unixMillis(clock.now()));
   PrintSink sink(context.out);
   int matched = 0;
   int failed = 0;

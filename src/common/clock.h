@@ -2,12 +2,19 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <mutex>
 
 namespace relay {
 
 using WallTime = std::chrono::system_clock::time_point;
 using MonoTime = std::chrono::steady_clock::time_point;
+
+/// `time` as Unix milliseconds (whole milliseconds since 1970-01-01T00:00:00Z, truncated): the
+/// form stream ids, journal records and the console's JSON carry instants in.
+inline std::int64_t unixMillis(WallTime time) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
+}
 
 /// The only source of time and of waiting: everything time-dependent takes a Clock&, so tests
 /// substitute a FakeClock and never wait for real minutes.

@@ -43,9 +43,6 @@ std::string eventPreview(std::string_view event) {
   return std::string(event.substr(0, kPreviewBytes));
 }
 
-std::int64_t nowMs(const Clock& clock) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(clock.now().time_since_epoch())
-      .count();
-}
+std::int64_t nowMs(const Clock& clock) { return unixMillis(clock.now()); }
 
 }  // namespace relay::console

@@ -15,10 +15,6 @@ std::string seconds(std::chrono::nanoseconds duration) {
   return std::to_string(std::chrono::duration<double>(duration).count()) + "s";
 }
 
-std::int64_t unixMs(WallTime time) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
-}
-
 }  // namespace
 
 Lifecycle::Lifecycle(LifecycleSettings settings, Catalog& catalog, runtime::Runtime& runtime,
@@ -80,7 +76,7 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
     // in Redis"), kept by the claim itself: no round trip of its own.
     AttemptRecord started;
     started.consumer = settings_.consumer;
-    started.started_ms = unixMs(clock_.now());
+    started.started_ms = unixMillis(clock_.now());
     auto verdict = store.start(message.id, plan, runnable, token, settings_.claim, &started);
     if (!verdict.ok()) {
       // Fail closed: a replica may have won this claim; running now could duplicate it. If the
@@ -237,7 +233,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   metrics_.addInflight(-1);
   renewing.reset();
   observer_.onAttemptEnd(info, outcome.ok() ? &*outcome : nullptr);
-  record.finished_ms = unixMs(clock_.now());
+  record.finished_ms = unixMillis(clock_.now());
   record.outcome = !outcome.ok() ? "not_run" : outcome->succeeded ? "succeeded" : "failed";
   record.reason = outcome.ok() ? outcome->reason : outcome.error().message;
   if (outcome.ok()) {

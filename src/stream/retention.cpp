@@ -6,8 +6,7 @@ namespace relay::stream {
 
 std::optional<StreamId> ageTrimId(WallTime now, std::chrono::milliseconds retention) {
   if (retention.count() <= 0) return std::nullopt;
-  const auto now_ms =
-      std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count();
+  const std::int64_t now_ms = unixMillis(now);
   if (now_ms <= retention.count()) return std::nullopt;
   // MINID keeps ids >= the cut-off: everything written in the last `retention` survives.
   return StreamId{static_cast<std::uint64_t>(now_ms - retention.count()), 0};

@@ -81,10 +81,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     if (found == due_.end()) return std::nullopt;
     return found->second;
   }
-  std::int64_t nowMs() const {
-    return std::chrono::duration_cast<std::chrono::milliseconds>(clock_.now().time_since_epoch())
-        .count();
-  }
+  std::int64_t nowMs() const { return unixMillis(clock_.now()); }
   /// Overwrites a raw field (corrupt or foreign state).
   void setField(const std::string& id, const std::string& name, const std::string& value) {
     std::lock_guard lock(mutex_);

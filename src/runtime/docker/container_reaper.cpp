@@ -36,10 +36,6 @@ std::optional<std::int64_t> parseMillis(std::string_view text) {
 
 bool processExists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 
-std::int64_t unixMillis(WallTime time) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch()).count();
-}
-
 }  // namespace
 
 std::string deadlineLabel(WallTime deadline) { return std::to_string(unixMillis(deadline)); }
