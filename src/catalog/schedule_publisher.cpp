@@ -8,8 +8,6 @@
 namespace relay::catalog {
 namespace {
 
-using std::chrono::milliseconds;
-
 // KEYS: dedupe key, stream. ARGV: ttl-ms, then the entry's field/value pairs.
 // Returns {1, entry-id} when this call published the occurrence, {0, id-of-the-first} when a
 // call (of any worker) already had. EXISTS before XADD, so a failing XADD leaves no key behind.
@@ -121,29 +119,23 @@ void SchedulePublisher::sleepUntil(WallTime when) {
 
 void SchedulePublisher::run() {
   std::unique_ptr<redis::Connection> redis;
-  milliseconds backoff = settings_.reconnect_min;
+  redis::Backoff backoff(settings_.reconnect_min, settings_.reconnect_max);
   while (!stopping_.requested()) {
-    if (!redis || !redis->ok()) {
-      auto connected = redis::Connection::create(endpoint_);
-      if (!connected.ok()) {
-        metrics_.countRedisError("connect");
-        logger_.warn("schedule publisher: redis unreachable, retrying",
-                     {{"redis", endpoint_.describe()},
-                      {"error", connected.error().message},
-                      {"retry_in", std::to_string(backoff.count()) + "ms"}});
-        sleepUntil(clock_.now() + backoff);
-        backoff = std::min(backoff * 2, settings_.reconnect_max);
-        continue;
-      }
-      redis = std::move(connected).value();
+    if (auto connected = redis::reconnect(redis, endpoint_); !connected.ok()) {
+      metrics_.countRedisError("connect");
+      logger_.warn("schedule publisher: redis unreachable, retrying",
+                   {{"redis", endpoint_.describe()},
+                    {"error", connected.error().message},
+                    {"retry_in", std::to_string(backoff.wait().count()) + "ms"}});
+      sleepUntil(clock_.now() + backoff.next());
+      continue;
     }
     const PublishRound round = publishDue(*redis);
     if (!round.complete) {
-      sleepUntil(clock_.now() + backoff);
-      backoff = std::min(backoff * 2, settings_.reconnect_max);
+      sleepUntil(clock_.now() + backoff.next());
       continue;
     }
-    backoff = settings_.reconnect_min;
+    backoff.reset();
     // Fire times are whole minutes: evaluate again at the top of the next one.
     sleepUntil(std::chrono::floor<std::chrono::minutes>(clock_.now()) + std::chrono::minutes(1));
   }

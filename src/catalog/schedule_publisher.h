@@ -12,6 +12,7 @@
 #include "observability/metrics.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
+#include "redis/reconnect.h"
 #include "redis/script.h"
 #include "schedule/occurrence.h"
 #include "schedule/occurrence_planner.h"

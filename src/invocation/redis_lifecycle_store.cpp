@@ -48,20 +48,16 @@ RedisLifecycleStore::~RedisLifecycleStore() = default;
 
 Reply RedisLifecycleStore::eval(const redis::Script& script, const std::vector<std::string>& keys,
                                 const std::vector<std::string>& args) {
-  std::chrono::milliseconds wait = settings_.retry_wait;
+  redis::Backoff backoff(settings_.retry_wait);
   for (int attempt = 0;; ++attempt) {
-    if (!connection_ || !connection_->ok()) {
-      auto created = redis::Connection::create(endpoint_, settings_.connection);
-      if (created.ok()) connection_ = std::move(created).value();
-      if (!created.ok() && attempt >= settings_.retries) return created.error();
-    }
-    if (connection_ && connection_->ok()) {
+    auto connected = redis::reconnect(connection_, endpoint_, settings_.connection);
+    if (!connected.ok() && attempt >= settings_.retries) return connected.error();
+    if (connected.ok()) {
       Reply reply = connection_->eval(script, keys, args);
       if (reply.ok() || !transient(reply.error()) || attempt >= settings_.retries) return reply;
       if (reply.error().kind == redis::ErrorKind::kReply) connection_.reset();
     }
-    clock_.sleepFor(wait);
-    wait *= 2;
+    clock_.sleepFor(backoff.next());
   }
 }
 
@@ -221,11 +217,7 @@ std::vector<Result<SettleVerdict>> RedisLifecycleStore::settle(
                                dlqArgs(request->id, kMalformedField, *request->dlq)));
   }
   std::optional<std::vector<Reply>> replies;
-  if (!connection_ || !connection_->ok()) {
-    auto created = redis::Connection::create(endpoint_, settings_.connection);
-    if (created.ok()) connection_ = std::move(created).value();
-  }
-  if (connection_ && connection_->ok()) {
+  if (redis::reconnect(connection_, endpoint_, settings_.connection).ok()) {
     auto sent = connection_->pipeline(commands);
     if (sent.ok()) replies = std::move(sent).value();
   }

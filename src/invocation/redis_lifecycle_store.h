@@ -13,6 +13,7 @@
 #include "invocation/lifecycle_store.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
+#include "redis/reconnect.h"
 
 namespace relay::invocation {
 

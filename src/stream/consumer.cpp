@@ -144,25 +144,25 @@ int Consumer::inHand() const {
 }
 
 std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Connection> old,
-                                                     milliseconds& backoff) {
+                                                     redis::Backoff& backoff) {
   if (old && old->ok()) return old;
+  const bool lost = old != nullptr;
+  redis::ConnectionSettings connection;
+  connection.command_timeout = settings_.block + std::chrono::seconds(5);
   while (!stopping_.requested()) {
-    redis::ConnectionSettings connection;
-    connection.command_timeout = settings_.block + std::chrono::seconds(5);
-    auto created = redis::Connection::create(endpoint_, connection);
-    if (created.ok()) {
-      if (old) logger_.info("reconnected to redis", {{"redis", endpoint_.describe()}});
-      backoff = settings_.reconnect_min;
-      return std::move(created).value();
+    auto connected = redis::reconnect(old, endpoint_, connection);
+    if (connected.ok()) {
+      if (lost) logger_.info("reconnected to redis", {{"redis", endpoint_.describe()}});
+      backoff.reset();
+      return old;
     }
-    redis_health_.failed(created.error());
+    redis_health_.failed(connected.error());
     metrics_.countRedisError("connect");
     logger_.warn("redis unreachable, retrying",
                  {{"redis", endpoint_.describe()},
-                  {"error", created.error().message},
-                  {"retry_in", std::to_string(backoff.count()) + "ms"}});
-    stopping_.sleepFor(clock_, backoff);
-    backoff = std::min(backoff * 2, settings_.reconnect_max);
+                  {"error", connected.error().message},
+                  {"retry_in", std::to_string(backoff.wait().count()) + "ms"}});
+    stopping_.sleepFor(clock_, backoff.next());
   }
   return nullptr;
 }
@@ -233,7 +233,7 @@ void Consumer::release(int reserved) {
 void Consumer::readerLoop() {
   std::unique_ptr<redis::Connection> redis;
   std::unique_ptr<invocation::LifecycleStore> store = stores_();
-  milliseconds backoff = settings_.reconnect_min;
+  redis::Backoff backoff(settings_.reconnect_min, settings_.reconnect_max);
   bool group_ready = false;
   bool backlog = false;  // the last read was full: more is waiting in the stream
   int ahead = 0;         // COUNT of the read sent ahead on `redis`, 0: none
@@ -247,7 +247,7 @@ void Consumer::readerLoop() {
       auto group = ensureGroup(*redis);
       if (!group.ok()) {
         logger_.error("cannot create the consumer group", {{"error", group.error().message}});
-        stopping_.sleepFor(clock_, backoff);
+        stopping_.sleepFor(clock_, backoff.wait());
         continue;
       }
       group_ready = true;
@@ -280,7 +280,7 @@ void Consumer::readerLoop() {
       release(reserved);
       logger_.warn("reading the stream failed", {{"error", entries.error().message}});
       backlog = false;
-      if (redis->ok()) stopping_.sleepFor(clock_, backoff);
+      if (redis->ok()) stopping_.sleepFor(clock_, backoff.wait());
       continue;
     }
     // From here the reservation is exactly what the read brought.
@@ -366,7 +366,7 @@ redis::Result<int> Consumer::redrive(redis::Connection& redis, invocation::Lifec
 void Consumer::reclaimLoop() {
   std::unique_ptr<redis::Connection> redis;
   std::unique_ptr<invocation::LifecycleStore> store = stores_();
-  milliseconds backoff = settings_.reconnect_min;
+  redis::Backoff backoff(settings_.reconnect_min, settings_.reconnect_max);
   MonoTime next_reclaim = clock_.monotonicNow() + settings_.reclaim_interval;
   while (!stopping_.requested()) {
     stopping_.sleepUntil(clock_, next_reclaim, &redrive_requested_);
@@ -399,7 +399,7 @@ void Consumer::reclaimLoop() {
 
 void Consumer::dueLoop() {
   std::unique_ptr<redis::Connection> redis;
-  milliseconds backoff = settings_.reconnect_min;
+  redis::Backoff backoff(settings_.reconnect_min, settings_.reconnect_max);
   while (!stopping_.requested()) {
     redis = connect(std::move(redis), backoff);
     if (!redis) return;

@@ -21,6 +21,7 @@
 #include "redis/connection.h"
 #include "redis/endpoint.h"
 #include "redis/health.h"
+#include "redis/reconnect.h"
 #include "stream/due_retries.h"
 #include "stream/group_reader.h"
 #include "stream/stream_entry.h"
@@ -141,7 +142,7 @@ class Consumer {
   int reserveNow(int limit, int wanted);
   void release(int reserved);
   std::unique_ptr<redis::Connection> connect(std::unique_ptr<redis::Connection> old,
-                                             std::chrono::milliseconds& backoff);
+                                             redis::Backoff& backoff);
 
   ConsumerSettings settings_;
   redis::Endpoint endpoint_;

@@ -5,6 +5,7 @@
 
 #include "redis/connection.h"
 #include "redis/endpoint.h"
+#include "redis/reconnect.h"
 #include "support/open_sockets.h"
 #include "support/redis_server.h"
 #include "support/sigpipe_watch.h"
@@ -26,6 +27,22 @@ TEST_F(RedisConnection, SetThenGetRoundTrips) {
   const auto get = connection->command({"GET", "greeting"});
   ASSERT_TRUE(get.ok()) << get.error().message;
   EXPECT_EQ(*get->string(), "hello");
+}
+
+TEST_F(RedisConnection, ReconnectKeepsAUsableConnectionAndReplacesABrokenOne) {
+  std::unique_ptr<Connection> connection;
+  ASSERT_TRUE(reconnect(connection, server().endpoint()).ok());
+  ASSERT_NE(connection, nullptr);
+  const Connection* first = connection.get();
+  ASSERT_TRUE(reconnect(connection, server().endpoint()).ok());
+  EXPECT_EQ(connection.get(), first);
+  // Another client kills it: the next command fails and the connection reports it is broken.
+  ASSERT_TRUE(server().connect()->command({"CLIENT", "KILL", "TYPE", "normal"}).ok());
+  EXPECT_FALSE(connection->command({"PING"}).ok());
+  ASSERT_FALSE(connection->ok());
+  ASSERT_TRUE(reconnect(connection, server().endpoint()).ok());
+  EXPECT_TRUE(connection->ok());
+  EXPECT_EQ(*connection->command({"PING"})->status(), "PONG");
 }
 
 TEST_F(RedisConnection, KeysAndValuesAreBinarySafe) {
