@@ -10,8 +10,8 @@
 
 namespace relay::console {
 
-using observability::HttpReply;
-using observability::HttpRequest;
+using http::HttpReply;
+using http::HttpRequest;
 
 Json appsJson(const app::Snapshot& snapshot, WallTime now) {
   Json apps = Json::array();

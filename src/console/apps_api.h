@@ -19,8 +19,8 @@ Json appsJson(const app::Snapshot& snapshot, WallTime now);
 Json playgroundJson(const app::Snapshot& snapshot, std::string event, WallTime now);
 
 /// GET /api/apps
-observability::HttpReply listApps(ConsoleState& state, const observability::HttpRequest& request);
+http::HttpReply listApps(ConsoleState& state, const http::HttpRequest& request);
 /// POST /api/playground {"event": "<json text>"}: changes nothing, so it needs no CSRF token.
-observability::HttpReply playground(ConsoleState& state, const observability::HttpRequest& request);
+http::HttpReply playground(ConsoleState& state, const http::HttpRequest& request);
 
 }  // namespace relay::console

@@ -12,8 +12,8 @@
 
 namespace relay::console {
 
-using observability::HttpReply;
-using observability::HttpRequest;
+using http::HttpReply;
+using http::HttpRequest;
 
 Console::Console(const ConsoleConfig& config, std::ostream& log, Clock& clock)
     : config_(config),
@@ -56,13 +56,13 @@ Result<std::unique_ptr<Console>> Console::create(const ConsoleConfig& config, st
       new ConsoleState{c.config_, keys, *c.pool_, *c.apps_, c.jobs_.get(), clock});
   c.guard_ = std::make_unique<ConsoleGuard>(config.token, random.token() + random.token(),
                                             isLoopbackHost(config.address.host));
-  observability::HttpServerSettings settings;
+  http::HttpServerSettings settings;
   settings.handler_threads = internals.handler_threads;
   settings.request_timeout = internals.request_timeout;
   // The playground's body is an event as a JSON string: escaping may grow it several times.
   settings.max_body_bytes = 6 * config.worker.max_event_bytes + 64 * 1024;
   settings.max_request_bytes = 16 * 1024;
-  auto server = observability::HttpServer::create(config.address, settings, clock);
+  auto server = http::HttpServer::create(config.address, settings, clock);
   if (!server.ok()) {
     return Error::unavailable("RELAY_CONSOLE_ADDR=" + config.address.toString() + ": " +
                               server.error().message);

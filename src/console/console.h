@@ -14,7 +14,7 @@
 #include "console/console_state.h"
 #include "console/paused_apps_cache.h"
 #include "console/replay_jobs.h"
-#include "observability/http_server.h"
+#include "http/server.h"
 #include "observability/logger.h"
 
 namespace relay::console {
@@ -48,7 +48,7 @@ class Console {
 
  private:
   Console(const ConsoleConfig& config, std::ostream& log, Clock& clock);
-  using Handler = std::function<observability::HttpReply(const observability::HttpRequest&)>;
+  using Handler = std::function<http::HttpReply(const http::HttpRequest&)>;
   void routes();
   void read(const std::string& path, Handler handler, const std::string& method = "GET");
   void mutate(const std::string& path, Handler handler);
@@ -62,7 +62,7 @@ class Console {
   std::unique_ptr<AppsView> apps_;
   std::unique_ptr<ReplayJobs> jobs_;
   std::unique_ptr<ConsoleState> state_;
-  std::unique_ptr<observability::HttpServer> server_;  // last: its handlers use the above
+  std::unique_ptr<http::HttpServer> server_;  // last: its handlers use the above
 };
 
 }  // namespace relay::console

@@ -7,8 +7,8 @@
 namespace relay::console {
 namespace {
 
-using observability::HttpReply;
-using observability::HttpRequest;
+using http::HttpReply;
+using http::HttpRequest;
 
 constexpr const char* kCookie = "relay_console";
 

@@ -3,7 +3,7 @@
 #include <optional>
 #include <string>
 
-#include "observability/http_server.h"
+#include "http/server.h"
 
 namespace relay::console {
 
@@ -24,33 +24,28 @@ class ConsoleGuard {
 
   /// nullopt when the Host is acceptable (any on a non-loopback address); else a 400 reply.
   /// Static files and GET /api/session need only this.
-  std::optional<observability::HttpReply> checkHost(
-      const observability::HttpRequest& request) const;
+  std::optional<http::HttpReply> checkHost(const http::HttpRequest& request) const;
   /// Whether the request carries the session (always true without a token).
-  bool authenticated(const observability::HttpRequest& request) const;
+  bool authenticated(const http::HttpRequest& request) const;
   /// nullopt when a read may proceed; otherwise the reply refusing it (400, 401).
-  std::optional<observability::HttpReply> checkRead(
-      const observability::HttpRequest& request) const;
+  std::optional<http::HttpReply> checkRead(const http::HttpRequest& request) const;
   /// nullopt when a mutation may proceed; otherwise the reply refusing it (401, 403, 415).
-  std::optional<observability::HttpReply> checkMutation(
-      const observability::HttpRequest& request) const;
+  std::optional<http::HttpReply> checkMutation(const http::HttpRequest& request) const;
   /// nullopt when a login may proceed: a mutation's checks but the session and CSRF token.
-  std::optional<observability::HttpReply> checkLogin(
-      const observability::HttpRequest& request) const;
+  std::optional<http::HttpReply> checkLogin(const http::HttpRequest& request) const;
   /// The login check: whether `candidate` is the token.
   bool tokenMatches(const std::string& candidate) const;
   /// The Set-Cookie value of a session.
   std::string sessionCookie() const;
   /// Adds the security headers every reply carries.
-  observability::HttpReply secure(observability::HttpReply reply) const;
+  http::HttpReply secure(http::HttpReply reply) const;
 
   bool tokenRequired() const { return !token_.empty(); }
   const std::string& csrf() const { return csrf_; }
 
  private:
-  bool hostAllowed(const observability::HttpRequest& request) const;
-  std::optional<observability::HttpReply> checkSameOrigin(
-      const observability::HttpRequest& request) const;
+  bool hostAllowed(const http::HttpRequest& request) const;
+  std::optional<http::HttpReply> checkSameOrigin(const http::HttpRequest& request) const;
 
   std::string token_;
   std::string csrf_;
@@ -58,6 +53,6 @@ class ConsoleGuard {
 };
 
 /// A JSON error reply `{"error": message}` with `status`.
-observability::HttpReply jsonError(int status, const std::string& message);
+http::HttpReply jsonError(int status, const std::string& message);
 
 }  // namespace relay::console

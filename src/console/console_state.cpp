@@ -5,15 +5,15 @@
 
 namespace relay::console {
 
-observability::HttpReply jsonReply(const Json& body, int status) {
+http::HttpReply jsonReply(const Json& body, int status) {
   return {status, body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json"};
 }
 
-observability::HttpReply redisFailure(std::string_view what, const redis::Error& error) {
+http::HttpReply redisFailure(std::string_view what, const redis::Error& error) {
   return jsonError(502, "redis (" + std::string(what) + "): " + error.message);
 }
 
-Result<std::size_t> limitParam(const observability::HttpRequest& request, std::size_t fallback,
+Result<std::size_t> limitParam(const http::HttpRequest& request, std::size_t fallback,
                                std::size_t max) {
   const auto text = request.param("limit");
   if (!text || text->empty()) return fallback;

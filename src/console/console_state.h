@@ -11,8 +11,8 @@
 #include "console/connection_pool.h"
 #include "console/console_config.h"
 #include "console/replay_jobs.h"
+#include "http/server.h"
 #include "invocation/keys.h"
-#include "observability/http_server.h"
 #include "redis/errors.h"
 
 namespace relay::console {
@@ -31,13 +31,13 @@ struct ConsoleState {
 using Json = nlohmann::ordered_json;
 
 /// A 200 `application/json` reply (invalid UTF-8 replaced, so the page always parses it).
-observability::HttpReply jsonReply(const Json& body, int status = 200);
+http::HttpReply jsonReply(const Json& body, int status = 200);
 /// A 502 reply for a failed Redis call of `what`.
-observability::HttpReply redisFailure(std::string_view what, const redis::Error& error);
+http::HttpReply redisFailure(std::string_view what, const redis::Error& error);
 /// Unix milliseconds of `clock`'s wall time.
 std::int64_t nowMs(const Clock& clock);
 /// The `limit` query parameter: 1..max, `fallback` when absent; fails naming the range.
-Result<std::size_t> limitParam(const observability::HttpRequest& request, std::size_t fallback,
+Result<std::size_t> limitParam(const http::HttpRequest& request, std::size_t fallback,
                                std::size_t max);
 /// The first bytes of an event for a list row (the detail view shows all of it).
 std::string eventPreview(std::string_view event);

@@ -13,8 +13,8 @@
 namespace relay::console {
 namespace {
 
-using observability::HttpReply;
-using observability::HttpRequest;
+using http::HttpReply;
+using http::HttpRequest;
 
 constexpr std::size_t kDefaultDlqLimit = 50;
 constexpr std::size_t kMaxDlqLimit = 500;

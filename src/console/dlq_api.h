@@ -31,19 +31,14 @@ Json deadLetterDetail(const stream::StreamEntry& entry,
                       const std::vector<invocation::AttemptRecord>& attempts);
 
 /// GET /api/dlq?<filter>&upto=&before=&limit=: one page, the selection's total and bound.
-observability::HttpReply listDeadLetters(ConsoleState& state,
-                                         const observability::HttpRequest& request);
+http::HttpReply listDeadLetters(ConsoleState& state, const http::HttpRequest& request);
 /// GET /api/dlq/entry?id=
-observability::HttpReply inspectDeadLetter(ConsoleState& state,
-                                           const observability::HttpRequest& request);
+http::HttpReply inspectDeadLetter(ConsoleState& state, const http::HttpRequest& request);
 /// POST /api/dlq/delete: {"ids": [...]} or {"filter": {...}, "upto": id, "expected": N}.
-observability::HttpReply removeDeadLetters(ConsoleState& state,
-                                           const observability::HttpRequest& request);
+http::HttpReply removeDeadLetters(ConsoleState& state, const http::HttpRequest& request);
 /// POST /api/dlq/replay: the same selections; starts a replay job: {"job": N, "total": M}.
-observability::HttpReply replayDeadLetters(ConsoleState& state,
-                                           const observability::HttpRequest& request);
+http::HttpReply replayDeadLetters(ConsoleState& state, const http::HttpRequest& request);
 /// GET /api/jobs?id=N: a replay job's progress.
-observability::HttpReply replayStatus(ConsoleState& state,
-                                      const observability::HttpRequest& request);
+http::HttpReply replayStatus(ConsoleState& state, const http::HttpRequest& request);
 
 }  // namespace relay::console

@@ -9,8 +9,8 @@
 namespace relay::console {
 namespace {
 
-using observability::HttpReply;
-using observability::HttpRequest;
+using http::HttpReply;
+using http::HttpRequest;
 
 constexpr std::int64_t kIdleMs = 5 * 60'000;
 constexpr int kDefaultMinutes = 180;

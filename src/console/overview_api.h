@@ -23,6 +23,6 @@ Json throughputJson(const std::vector<stream::MinuteCounts>& history);
 /// GET /api/overview?minutes=N (1..1440, default 180): the stream, the group (pending, lag,
 /// oldest pending age), the DLQ size, every consumer with its idle time and health, and the
 /// per-minute throughput of the last N minutes, summed over every worker.
-observability::HttpReply overview(ConsoleState& state, const observability::HttpRequest& request);
+http::HttpReply overview(ConsoleState& state, const http::HttpRequest& request);
 
 }  // namespace relay::console

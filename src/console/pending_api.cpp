@@ -14,8 +14,8 @@
 namespace relay::console {
 namespace {
 
-using observability::HttpReply;
-using observability::HttpRequest;
+using http::HttpReply;
+using http::HttpRequest;
 
 constexpr std::size_t kDefaultPendingLimit = 50;
 constexpr std::size_t kMaxPendingLimit = 200;

@@ -23,7 +23,6 @@ Json invocationsJson(const std::vector<std::pair<std::string, std::string>>& sta
 
 /// GET /api/pending?before=&limit=: the group's PEL, oldest first (id, consumer, idle time,
 /// deliveries, the event's first bytes) with each message's invocations.
-observability::HttpReply pendingMessages(ConsoleState& state,
-                                         const observability::HttpRequest& request);
+http::HttpReply pendingMessages(ConsoleState& state, const http::HttpRequest& request);
 
 }  // namespace relay::console

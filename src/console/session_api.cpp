@@ -4,8 +4,8 @@
 
 namespace relay::console {
 
-using observability::HttpReply;
-using observability::HttpRequest;
+using http::HttpReply;
+using http::HttpRequest;
 
 HttpReply session(ConsoleState& state, const ConsoleGuard& guard, const HttpRequest& request) {
   const bool authenticated = guard.authenticated(request);

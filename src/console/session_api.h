@@ -8,14 +8,12 @@ namespace relay::console {
 /// GET /api/session: what the page needs before anything else: whether a login is needed,
 /// whether it is read-only, the CSRF token for its POSTs (only to an authenticated page), and
 /// what the console is connected to (Redis, stream, group, apps root, runtime).
-observability::HttpReply session(ConsoleState& state, const ConsoleGuard& guard,
-                                 const observability::HttpRequest& request);
+http::HttpReply session(ConsoleState& state, const ConsoleGuard& guard,
+                        const http::HttpRequest& request);
 /// POST /api/login {"token": "..."}: sets the session cookie when the token is right (401
 /// otherwise). Same-origin only, like every POST.
-observability::HttpReply login(const ConsoleGuard& guard,
-                               const observability::HttpRequest& request);
+http::HttpReply login(const ConsoleGuard& guard, const http::HttpRequest& request);
 /// POST /api/logout: clears the cookie.
-observability::HttpReply logout(const ConsoleGuard& guard,
-                                const observability::HttpRequest& request);
+http::HttpReply logout(const ConsoleGuard& guard, const http::HttpRequest& request);
 
 }  // namespace relay::console

@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "common/printable.h"
+#include "http/syntax.h"
 
 namespace relay::http {
 namespace {
@@ -11,21 +12,8 @@ namespace {
 constexpr std::size_t kMaxChunkLineBytes = 1024;
 
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-    const auto lower = [](char c) { return c >= 'A' && c <= 'Z' ? char(c - 'A' + 'a') : c; };
-    return lower(x) == lower(y);
-  });
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
-}
-
-bool isTokenChar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](char x, char y) { return lowerAscii(x) == lowerAscii(y); });
 }
 
 // Quotes a peer's bytes for an error message without letting control characters through.
@@ -111,7 +99,7 @@ Result<std::size_t> ResponseParser::feed(std::string_view bytes) {
           line_.clear();
           break;
         }
-        line = trim(line.substr(0, line.find(';')));
+        line = trimWhitespace(line.substr(0, line.find(';')));
         std::size_t size = 0;
         const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), size, 16);
         if (line.empty() || ec != std::errc() || ptr != line.data() + line.size()) {
@@ -193,7 +181,8 @@ Status ResponseParser::parseHead(std::string_view head) {
     if (!std::all_of(name.begin(), name.end(), isTokenChar)) {
       return fail("bad header name " + quoted(name));
     }
-    response_.headers.emplace_back(std::string(name), std::string(trim(line.substr(colon + 1))));
+    response_.headers.emplace_back(std::string(name),
+                                   std::string(trimWhitespace(line.substr(colon + 1))));
   }
   return {};
 }
@@ -208,7 +197,7 @@ Status ResponseParser::startBody() {
   if (!encoding.empty()) {
     const std::size_t comma = encoding.rfind(',');
     const std::string_view last =
-        trim(comma == std::string_view::npos ? encoding : encoding.substr(comma + 1));
+        trimWhitespace(comma == std::string_view::npos ? encoding : encoding.substr(comma + 1));
     state_ = equalsIgnoreCase(last, "chunked") ? State::kChunkSize : State::kBodyUntilClose;
     return {};
   }

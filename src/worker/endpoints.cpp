@@ -4,14 +4,13 @@
 
 namespace relay::worker {
 
-observability::HttpReply healthReply(const std::optional<std::string>& redis_problem,
-                                     const std::string& redis) {
+http::HttpReply healthReply(const std::optional<std::string>& redis_problem,
+                            const std::string& redis) {
   if (!redis_problem) return {200, "ok\n"};
   return {503, "unhealthy: redis at " + redis + ": " + *redis_problem + "\n"};
 }
 
-observability::HttpReply readinessReply(const GroupState& group, const app::Snapshot& apps,
-                                        bool stopping) {
+http::HttpReply readinessReply(const GroupState& group, const app::Snapshot& apps, bool stopping) {
   std::vector<std::string> problems;
   if (stopping) problems.emplace_back("stopping");
   if (!group.checked) {

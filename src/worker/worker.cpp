@@ -152,24 +152,24 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
 Status Worker::serveEndpoints() {
   auto address = http::parseAddress(config_.http_addr);
   if (!address.ok()) return Error::invalid("RELAY_HTTP_ADDR: " + address.error().message);
-  auto server = observability::HttpServer::create(*address, {}, clock_);
+  auto server = http::HttpServer::create(*address, {}, clock_);
   if (!server.ok()) {
     return Error::unavailable("RELAY_HTTP_ADDR=" + config_.http_addr + ": " +
                               server.error().message);
   }
   http_ = std::move(server).value();
-  http_->handle("/metrics", [this](const observability::HttpRequest&) {
+  http_->handle("/metrics", [this](const http::HttpRequest&) {
     // Every connection of this worker shares the endpoint's topology, which counts them.
     if (config_.redis.topology) {
       const redis::Topology::Counts counts = config_.redis.topology->counts();
       metrics_.setRedisConnections(counts.reconnects, counts.failovers);
     }
-    return observability::HttpReply{200, metrics_.exposition(), kPrometheusContentType};
+    return http::HttpReply{200, metrics_.exposition(), kPrometheusContentType};
   });
-  http_->handle("/healthz", [this](const observability::HttpRequest&) {
+  http_->handle("/healthz", [this](const http::HttpRequest&) {
     return healthReply(consumer_->redisProblem(), config_.redis.describe());
   });
-  http_->handle("/readyz", [this](const observability::HttpRequest&) {
+  http_->handle("/readyz", [this](const http::HttpRequest&) {
     return readinessReply(housekeeper_->groupState(), *registry_->snapshot(), stopping_);
   });
   return {};

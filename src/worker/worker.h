@@ -10,12 +10,12 @@
 #include "common/clock.h"
 #include "common/random.h"
 #include "common/unique_fd.h"
+#include "http/server.h"
 #include "invocation/claim_renewer.h"
 #include "invocation/concurrency_limiter.h"
 #include "invocation/lifecycle.h"
 #include "invocation/lifecycle_observer.h"
 #include "invocation/redis_lifecycle_store.h"
-#include "observability/http_server.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "runtime/runtime.h"
@@ -97,7 +97,7 @@ class Worker {
   std::unique_ptr<stream::ThroughputRecorder> throughput_;
   std::unique_ptr<Housekeeper> housekeeper_;
   std::unique_ptr<catalog::SchedulePublisher> publisher_;
-  std::unique_ptr<observability::HttpServer> http_;  // last: its handlers use the members above
+  std::unique_ptr<http::HttpServer> http_;  // last: its handlers use the members above
   WorkerInternals internals_;
   std::atomic<bool> stopping_{false};
   /// An eventfd stop() writes to: the apps watcher waits on it beside inotify, so an idle

@@ -8,8 +8,8 @@
 #include "common/system_clock.h"
 #include "fakes/temp_dir.h"
 #include "http/client.h"
+#include "http/server.h"
 #include "integration/ops/relay_binary.h"
-#include "observability/http_server.h"
 #include "support/prometheus_text.h"
 #include "support/redis_server.h"
 #include "support/spawned_process.h"
@@ -204,7 +204,7 @@ TEST_F(RelayStartOps, ReadyzNeedsALoadedApp) {
 }
 
 TEST_F(RelayStartOps, ABusyHttpAddressIsAClearStartupError) {
-  auto busy = observability::HttpServer::create({"127.0.0.1", 0}, {}, clock_);
+  auto busy = http::HttpServer::create({"127.0.0.1", 0}, {}, clock_);
   ASSERT_TRUE(busy.ok());
   const std::string addr = (*busy)->address().toString();
   SpawnedProcess relay({RELAY_BINARY, "start"},

@@ -9,7 +9,7 @@
 
 #include "cli/table.h"
 #include "common/system_clock.h"
-#include "observability/http_server.h"
+#include "http/server.h"
 #include "unit/cli/cli_run.h"
 
 namespace relay::cli {
@@ -21,7 +21,7 @@ using testing::ScopedEnv;
 // A loopback port nothing listens on (bound, then released).
 int closedPort() {
   SystemClock clock;
-  auto server = observability::HttpServer::create({"127.0.0.1", 0}, {}, clock);
+  auto server = http::HttpServer::create({"127.0.0.1", 0}, {}, clock);
   EXPECT_TRUE(server.ok());
   return server.ok() ? (*server)->address().port : 1;
 }
@@ -93,12 +93,12 @@ TEST(HealthCommand, ABadAddressIsAUsageError) {
 
 TEST(HealthCommand, AnswersFromTheWorkersHealthz) {
   SystemClock clock;
-  auto server = observability::HttpServer::create({"127.0.0.1", 0}, {}, clock);
+  auto server = http::HttpServer::create({"127.0.0.1", 0}, {}, clock);
   ASSERT_TRUE(server.ok());
   std::atomic<int> status = 200;
-  (*server)->handle("/healthz", [&status](const observability::HttpRequest&) {
+  (*server)->handle("/healthz", [&status](const http::HttpRequest&) {
     const int now = status.load();
-    return observability::HttpReply{now, now == 200 ? "ok\n" : "redis down\nmore\n"};
+    return http::HttpReply{now, now == 200 ? "ok\n" : "redis down\nmore\n"};
   });
   ASSERT_TRUE((*server)->start().ok());
   ScopedEnv addr("RELAY_HTTP_ADDR", (*server)->address().toString());

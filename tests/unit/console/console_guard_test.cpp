@@ -7,7 +7,7 @@
 namespace relay::console {
 namespace {
 
-using observability::HttpRequest;
+using http::HttpRequest;
 
 constexpr const char* kToken = "0123456789abcdef-token";
 constexpr const char* kCsrf = "csrf-secret";
@@ -30,9 +30,7 @@ std::vector<std::pair<std::string, std::string>> sameOriginPost(bool with_token 
   return headers;
 }
 
-int status(const std::optional<observability::HttpReply>& reply) {
-  return reply ? reply->status : 0;
-}
+int status(const std::optional<http::HttpReply>& reply) { return reply ? reply->status : 0; }
 
 TEST(ConsoleGuard, WithoutATokenReadsAreOpenButMutationsStillNeedTheCsrfToken) {
   const ConsoleGuard guard("", kCsrf, /*loopback=*/true);

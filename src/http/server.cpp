@@ -1,4 +1,4 @@
-#include "observability/http_server.h"
+#include "http/server.h"
 
 #include <netdb.h>
 #include <poll.h>
@@ -16,7 +16,7 @@
 #include "common/thread_name.h"
 #include "common/unique_fd.h"
 
-namespace relay::observability {
+namespace relay::http {
 namespace {
 
 using std::chrono::milliseconds;
@@ -24,10 +24,10 @@ using std::chrono::milliseconds;
 // While a connection is open, poll() wakes at least this often so the deadlines (which are on
 // the injected Clock, not on poll's own timer) are noticed.
 constexpr milliseconds kTick{100};
-constexpr std::size_t kReadChunk = 4096;
+constexpr std::size_t kRequestReadChunk = 4096;
 
 // The standard reason phrases (RFC 9110 section 15) of the statuses this server sends; 411 is
-// the answer to a request body sent with Transfer-Encoding (http_request.cpp).
+// the answer to a request body sent with Transfer-Encoding (request_parser.cpp).
 const char* reasonPhrase(int status) {
   switch (status) {
     case 200:
@@ -275,7 +275,7 @@ void HttpServer::collectDone() {
 }
 
 void HttpServer::readFrom(Client& client) {
-  char buffer[kReadChunk];
+  char buffer[kRequestReadChunk];
   while (!client.done) {
     const ssize_t n = ::recv(client.fd.get(), buffer, sizeof buffer, 0);
     if (n == 0) {
@@ -395,4 +395,4 @@ void HttpServer::serve() {
   clients_.clear();
 }
 
-}  // namespace relay::observability
+}  // namespace relay::http

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace relay::observability {
+namespace relay::http {
 
 /// One parsed HTTP request as a handler sees it.
 struct HttpRequest {
@@ -46,4 +46,4 @@ struct ParsedHead {
 /// Content-Length bodies are read).
 ParsedHead parseHead(std::string_view head, std::size_t max_headers, std::size_t max_body_bytes);
 
-}  // namespace relay::observability
+}  // namespace relay::http

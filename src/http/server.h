@@ -18,9 +18,9 @@
 #include "common/result.h"
 #include "common/unique_fd.h"
 #include "http/address.h"
-#include "observability/http_request.h"
+#include "http/request_parser.h"
 
-namespace relay::observability {
+namespace relay::http {
 
 /// What a handler answers; sent with Content-Length, `Cache-Control: no-store` and
 /// `Connection: close`, plus `headers` (e.g. Content-Security-Policy, Set-Cookie).
@@ -129,4 +129,4 @@ class HttpServer {
   std::thread thread_;
 };
 
-}  // namespace relay::observability
+}  // namespace relay::http

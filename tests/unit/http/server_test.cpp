@@ -1,6 +1,6 @@
 // The HTTP server behind /metrics, /healthz and /readyz, over real loopback sockets: GET only,
 // 404 for unknown paths, request limits, deadlines on the injected clock.
-#include "observability/http_server.h"
+#include "http/server.h"
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -20,10 +20,9 @@
 #include "fakes/fake_clock.h"
 #include "http/client.h"
 
-namespace relay::observability {
+namespace relay::http {
 namespace {
 
-using std::chrono::milliseconds;
 using std::chrono::seconds;
 
 /// A raw TCP client: sends bytes as given and reads until the server closes (bounded by a
@@ -71,12 +70,33 @@ class HttpServerTest : public ::testing::Test {
     server_->handle("/metrics", [](const HttpRequest&) {
       return HttpReply{200, "relay_up 1\n", "text/plain; version=0.0.4; charset=utf-8"};
     });
-    server_->handle("/healthz", [this](const observability::HttpRequest&) {
+    server_->handle("/healthz", [this](const http::HttpRequest&) {
       return HttpReply{health_.load(), "reason\n"};
     });
     server_->handle(
         "/boom", [](const HttpRequest&) -> HttpReply { throw std::runtime_error("handler bug"); });
     ASSERT_TRUE(server_->start().ok());
+  }
+  // A server on a free loopback port with only the routes `routes` registers, started.
+  void startWith(HttpServerSettings settings, const std::function<void(HttpServer&)>& routes) {
+    auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock_);
+    ASSERT_TRUE(created.ok()) << created.error().message;
+    server_ = std::move(created).value();
+    routes(*server_);
+    ASSERT_TRUE(server_->start().ok());
+  }
+  // POST /echo answers the request's body; bodies up to `max_body_bytes`.
+  void startEcho(std::size_t max_body_bytes) {
+    HttpServerSettings settings;
+    settings.max_body_bytes = max_body_bytes;
+    startWith(settings, [](HttpServer& server) {
+      server.handle(
+          "/echo",
+          [](const HttpRequest& request) {
+            return HttpReply{200, request.body};
+          },
+          "POST");
+    });
   }
   int port() const { return server_->address().port; }
   std::string exchange(const std::string& request) {
@@ -134,20 +154,18 @@ TEST_F(HttpServerTest, AQueryStringDoesNotChangeTheRoute) {
 TEST_F(HttpServerTest, HandlersSeeTheMethodQueryHeadersAndBody) {
   HttpServerSettings settings;
   settings.max_body_bytes = 64;
-  auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock_);
-  ASSERT_TRUE(created.ok());
-  server_ = std::move(created).value();
-  server_->handle(
-      "/echo",
-      [](const HttpRequest& request) {
-        const std::string* token = request.header("X-Token");
-        HttpReply reply{200, request.method + "|" + request.param("q").value_or("<none>") + "|" +
-                                 (token ? *token : "<none>") + "|" + request.body};
-        reply.headers.emplace_back("X-Extra", "yes");
-        return reply;
-      },
-      "POST");
-  ASSERT_TRUE(server_->start().ok());
+  startWith(settings, [](HttpServer& server) {
+    server.handle(
+        "/echo",
+        [](const HttpRequest& request) {
+          const std::string* token = request.header("X-Token");
+          HttpReply reply{200, request.method + "|" + request.param("q").value_or("<none>") + "|" +
+                                   (token ? *token : "<none>") + "|" + request.body};
+          reply.headers.emplace_back("X-Extra", "yes");
+          return reply;
+        },
+        "POST");
+  });
   const std::string response = exchange(
       "POST /echo?q=a%20b+c&x=1 HTTP/1.1\r\nx-token:  secret \r\nContent-Length: 5\r\n\r\nhello");
   EXPECT_EQ(response.rfind("HTTP/1.1 200 ", 0), 0u) << response;
@@ -156,18 +174,7 @@ TEST_F(HttpServerTest, HandlersSeeTheMethodQueryHeadersAndBody) {
 }
 
 TEST_F(HttpServerTest, ABodyArrivingAfterTheHeadIsWaitedFor) {
-  HttpServerSettings settings;
-  settings.max_body_bytes = 64;
-  auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock_);
-  ASSERT_TRUE(created.ok());
-  server_ = std::move(created).value();
-  server_->handle(
-      "/echo",
-      [](const HttpRequest& request) {
-        return HttpReply{200, request.body};
-      },
-      "POST");
-  ASSERT_TRUE(server_->start().ok());
+  startEcho(64);
   RawClient client(port());
   client.send("POST /echo HTTP/1.1\r\nContent-Length: 10\r\n\r\n01234");
   client.send("56789");
@@ -176,18 +183,7 @@ TEST_F(HttpServerTest, ABodyArrivingAfterTheHeadIsWaitedFor) {
 }
 
 TEST_F(HttpServerTest, ABodyLargerThanTheCapIs413AndChunkedIs411) {
-  HttpServerSettings settings;
-  settings.max_body_bytes = 8;
-  auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock_);
-  ASSERT_TRUE(created.ok());
-  server_ = std::move(created).value();
-  server_->handle(
-      "/echo",
-      [](const HttpRequest& request) {
-        return HttpReply{200, request.body};
-      },
-      "POST");
-  ASSERT_TRUE(server_->start().ok());
+  startEcho(8);
   EXPECT_EQ(exchange("POST /echo HTTP/1.1\r\nContent-Length: 9\r\n\r\n123456789")
                 .rfind("HTTP/1.1 413 ", 0),
             0u);
@@ -199,13 +195,11 @@ TEST_F(HttpServerTest, ABodyLargerThanTheCapIs413AndChunkedIs411) {
 }
 
 TEST_F(HttpServerTest, TheAllowHeaderListsTheRegisteredMethods) {
-  auto created = HttpServer::create({"127.0.0.1", 0}, {}, clock_);
-  ASSERT_TRUE(created.ok());
-  server_ = std::move(created).value();
-  const HttpHandler ok = [](const HttpRequest&) { return HttpReply{200, "ok"}; };
-  server_->handle("/thing", ok);
-  server_->handle("/thing", ok, "POST");
-  ASSERT_TRUE(server_->start().ok());
+  startWith({}, [](HttpServer& server) {
+    const HttpHandler ok = [](const HttpRequest&) { return HttpReply{200, "ok"}; };
+    server.handle("/thing", ok);
+    server.handle("/thing", ok, "POST");
+  });
   const std::string response = exchange("DELETE /thing HTTP/1.1\r\n\r\n");
   EXPECT_EQ(response.rfind("HTTP/1.1 405 ", 0), 0u);
   EXPECT_NE(response.find("Allow: GET, POST\r\n"), std::string::npos) << response;
@@ -215,19 +209,17 @@ TEST_F(HttpServerTest, TheAllowHeaderListsTheRegisteredMethods) {
 TEST_F(HttpServerTest, WithAHandlerPoolASlowHandlerDoesNotHoldUpOtherRequests) {
   HttpServerSettings settings;
   settings.handler_threads = 2;
-  auto created = HttpServer::create({"127.0.0.1", 0}, settings, clock_);
-  ASSERT_TRUE(created.ok());
-  server_ = std::move(created).value();
   std::mutex mutex;
   std::condition_variable changed;
   bool release = false;
-  server_->handle("/slow", [&](const HttpRequest&) {
-    std::unique_lock lock(mutex);
-    changed.wait(lock, [&] { return release; });
-    return HttpReply{200, "slow"};
+  startWith(settings, [&](HttpServer& server) {
+    server.handle("/slow", [&](const HttpRequest&) {
+      std::unique_lock lock(mutex);
+      changed.wait(lock, [&] { return release; });
+      return HttpReply{200, "slow"};
+    });
+    server.handle("/fast", [](const HttpRequest&) { return HttpReply{200, "fast"}; });
   });
-  server_->handle("/fast", [](const HttpRequest&) { return HttpReply{200, "fast"}; });
-  ASSERT_TRUE(server_->start().ok());
   RawClient slow(port());
   slow.send("GET /slow HTTP/1.1\r\n\r\n");
   const std::string fast = exchange("GET /fast HTTP/1.1\r\n\r\n");
@@ -401,4 +393,4 @@ TEST_F(HttpServerTest, ServesOnIpv6Loopback) {
 }
 
 }  // namespace
-}  // namespace relay::observability
+}  // namespace relay::http

@@ -1,17 +1,13 @@
-#include "observability/http_request.h"
+#include "http/request_parser.h"
 
 #include <algorithm>
 #include <charconv>
 
 #include "common/hex.h"
+#include "http/syntax.h"
 
-namespace relay::observability {
+namespace relay::http {
 namespace {
-
-bool isTokenChar(char c) {
-  if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) return true;
-  return std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
-}
 
 bool isToken(std::string_view text) {
   return !text.empty() && std::all_of(text.begin(), text.end(), isTokenChar);
@@ -19,16 +15,8 @@ bool isToken(std::string_view text) {
 
 std::string lower(std::string_view text) {
   std::string out(text);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+  for (char& c : out) c = lowerAscii(c);
   return out;
-}
-
-std::string_view trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
-  return text;
 }
 
 ParsedHead fail(int status, std::string text) {
@@ -125,7 +113,7 @@ ParsedHead parseHead(std::string_view head, std::size_t max_headers, std::size_t
       return fail(400, "malformed header line");
     }
     request.headers.emplace_back(lower(line.substr(0, colon)),
-                                 std::string(trim(line.substr(colon + 1))));
+                                 std::string(trimWhitespace(line.substr(colon + 1))));
   }
   // Absolute form (`GET http://host/metrics`) is valid HTTP/1.1: keep only its path.
   if (target.substr(0, 7) == "http://") {
@@ -161,4 +149,4 @@ ParsedHead parseHead(std::string_view head, std::size_t max_headers, std::size_t
   return parsed;
 }
 
-}  // namespace relay::observability
+}  // namespace relay::http
