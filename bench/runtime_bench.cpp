@@ -20,10 +20,10 @@
 #include <vector>
 
 #include "common/system_clock.h"
+#include "config/config.h"
 #include "runtime/docker/docker_runtime.h"
 #include "runtime/process/process_runtime.h"
 #include "runtime/sandbox/sandbox_runtime.h"
-#include "worker/config.h"
 
 extern char** environ;
 
@@ -135,7 +135,7 @@ int main(int argc, char** argv) {
   relay::runtime::docker::DockerSettings docker_settings;
   // DOCKER_HOST as `relay start` reads it (the default socket when unset).
   if (const auto config =
-          relay::worker::loadRuntimeConfig(relay::worker::processEnvironment(), "docker")) {
+          relay::config::loadRuntimeConfig(relay::config::processEnvironment(), "docker")) {
     docker_settings.docker_host = config->docker_host;
   }
   const char* image = std::getenv("RELAY_BENCH_DOCKER_IMAGE");

@@ -31,9 +31,9 @@ std::filesystem::path appsRoot(const AppFlags& flags) {
   return std::filesystem::path(from_environment.empty() ? "/apps" : from_environment);
 }
 
-std::optional<worker::RuntimeConfig> runtimeConfig(const AppFlags& flags, std::string_view command,
+std::optional<config::RuntimeConfig> runtimeConfig(const AppFlags& flags, std::string_view command,
                                                    CommandContext& context) {
-  auto config = worker::loadRuntimeConfig(worker::processEnvironment(), flags.runtime);
+  auto config = config::loadRuntimeConfig(config::processEnvironment(), flags.runtime);
   if (!config.ok()) {
     context.err << "relay " << command << ": " << config.error().message << "\n";
     context.exit_code = kExitUsage;

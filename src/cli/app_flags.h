@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "cli/command.h"
-#include "worker/config.h"
+#include "config/config.h"
 
 namespace CLI {
 class App;
@@ -27,9 +27,9 @@ void addAppFlags(CLI::App& command, AppFlags& flags);
 std::filesystem::path appsRoot(const AppFlags& flags);
 
 /// The backend of --runtime or RELAY_RUNTIME and DOCKER_HOST, read as `relay start` reads them
-/// (worker::loadRuntimeConfig). On a bad value writes `relay <command>: ...` naming the flag or
+/// (config::loadRuntimeConfig). On a bad value writes `relay <command>: ...` naming the flag or
 /// variable, sets the usage exit code and returns nullopt.
-std::optional<worker::RuntimeConfig> runtimeConfig(const AppFlags& flags, std::string_view command,
+std::optional<config::RuntimeConfig> runtimeConfig(const AppFlags& flags, std::string_view command,
                                                    CommandContext& context);
 
 }  // namespace relay::cli

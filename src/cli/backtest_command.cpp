@@ -54,7 +54,7 @@ std::string change(const RuleRow& row) {
 }
 
 void printJson(const Backtest& backtest, const BacktestOptions& options,
-               const worker::WorkerConfig& config, bool compared, CommandContext& context) {
+               const config::WorkerConfig& config, bool compared, CommandContext& context) {
   Json rules = Json::array();
   for (const RuleRow& row : backtest.rows()) {
     rules.push_back({{"app", row.app},
@@ -80,7 +80,7 @@ void printJson(const Backtest& backtest, const BacktestOptions& options,
   context.out << prettyJson(out) << "\n";
 }
 
-void printText(const Backtest& backtest, const worker::WorkerConfig& config, bool compared,
+void printText(const Backtest& backtest, const config::WorkerConfig& config, bool compared,
                CommandContext& context) {
   std::ostream& out = context.out;
   if (backtest.entries() == 0) {

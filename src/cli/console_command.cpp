@@ -20,7 +20,7 @@ struct ConsoleOptions {
 
 void runConsole(const ConsoleOptions& options, CommandContext& context) {
   auto config = console::loadConsoleConfig(
-      worker::processEnvironment(), {options.flags.apps, options.flags.runtime}, options.read_only);
+      config::processEnvironment(), {options.flags.apps, options.flags.runtime}, options.read_only);
   if (!config.ok()) {
     context.err << "relay console: " << config.error().message << "\n";
     context.exit_code = kExitUsage;

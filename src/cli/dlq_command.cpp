@@ -14,12 +14,12 @@
 #include "cli/table.h"
 #include "common/system_clock.h"
 #include "common/whole_number.h"
+#include "config/runtime_factory.h"
 #include "dlq/dead_letter_queue.h"
 #include "dlq/replayer.h"
 #include "runtime/runtime.h"
 #include "stream/stream_entry.h"
 #include "stream/stream_id.h"
-#include "worker/runtime_factory.h"
 
 namespace relay::cli {
 namespace {
@@ -172,7 +172,7 @@ void runReplay(const EntryOptions& options, CommandContext& context) {
     return;
   }
   SystemClock clock;
-  auto backend = worker::makeRuntime(
+  auto backend = config::makeRuntime(
       session->config.runtime.backend, clock, session->config.runtime.docker_host,
       [&context](std::string_view warning) { context.err << "warning: " << warning << "\n"; });
   if (!backend.ok()) {

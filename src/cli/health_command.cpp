@@ -4,9 +4,9 @@
 
 #include "cli/command.h"
 #include "common/system_clock.h"
+#include "config/config.h"
 #include "http/address.h"
 #include "http/client.h"
-#include "worker/config.h"
 
 namespace relay::cli {
 namespace {
@@ -19,7 +19,7 @@ std::string firstLine(const std::string& body) {
 }
 
 void runHealth(CommandContext& context) {
-  auto config = worker::loadConfig(worker::processEnvironment(), {}, worker::defaultConsumerName());
+  auto config = config::loadConfig(config::processEnvironment(), {}, config::defaultConsumerName());
   if (!config.ok()) {
     context.err << "relay health: " << config.error().message << "\n";
     context.exit_code = kExitUsage;

@@ -7,10 +7,10 @@
 
 #include "catalog/invocation_spec.h"
 #include "cli/redis_session.h"
+#include "config/config.h"
+#include "config/runtime_factory.h"
 #include "invocation/paused_apps.h"
 #include "redis/connection.h"
-#include "worker/config.h"
-#include "worker/runtime_factory.h"
 
 namespace relay::cli {
 namespace {
@@ -21,10 +21,10 @@ constexpr std::chrono::seconds kPausedReadTimeout{2};
 
 std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view command, Clock& clock,
                                    CommandContext& context) {
-  const std::optional<worker::RuntimeConfig> config = runtimeConfig(flags, command, context);
+  const std::optional<config::RuntimeConfig> config = runtimeConfig(flags, command, context);
   if (!config) return std::nullopt;
   LoadedApps loaded;
-  auto backend = worker::makeRuntime(config->backend, clock, config->docker_host);
+  auto backend = config::makeRuntime(config->backend, clock, config->docker_host);
   if (!backend.ok()) {
     context.err << "relay " << command << ": " << backend.error().message << "\n";
     context.exit_code = kExitUsage;
@@ -56,8 +56,8 @@ Result<std::shared_ptr<const app::Snapshot>> loadTemplates(const std::filesystem
 }
 
 std::optional<std::set<std::string>> pausedApps(const AppFlags& flags, CommandContext& context) {
-  auto config = worker::loadConfig(worker::processEnvironment(), {flags.apps, flags.runtime},
-                                   worker::defaultConsumerName());
+  auto config = config::loadConfig(config::processEnvironment(), {flags.apps, flags.runtime},
+                                   config::defaultConsumerName());
   std::string problem;
   if (!config.ok()) {
     problem = config.error().message;

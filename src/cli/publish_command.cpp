@@ -150,7 +150,7 @@ void runPublish(const PublishOptions& options, std::istream& in, CommandContext&
       return;
     }
   }
-  std::optional<worker::WorkerConfig> config = loadCommandConfig("publish", {}, context);
+  std::optional<config::WorkerConfig> config = loadCommandConfig("publish", {}, context);
   if (!config) return;
   Result<std::string> input = readEventArgument(options.event, in);
   if (!input.ok()) {

@@ -2,11 +2,11 @@
 
 namespace relay::cli {
 
-std::optional<worker::WorkerConfig> loadCommandConfig(std::string_view command,
-                                                      const worker::ConfigOverrides& overrides,
+std::optional<config::WorkerConfig> loadCommandConfig(std::string_view command,
+                                                      const config::ConfigOverrides& overrides,
                                                       CommandContext& context) {
   auto config =
-      worker::loadConfig(worker::processEnvironment(), overrides, worker::defaultConsumerName());
+      config::loadConfig(config::processEnvironment(), overrides, config::defaultConsumerName());
   if (!config.ok()) {
     context.err << "relay " << command << ": " << config.error().message << "\n";
     context.exit_code = kExitUsage;
@@ -25,7 +25,7 @@ std::string connectionProblem(const redis::Endpoint& endpoint, const redis::Erro
 }
 
 std::optional<RedisSession> connectRedisSession(std::string_view command,
-                                                worker::WorkerConfig config,
+                                                config::WorkerConfig config,
                                                 CommandContext& context) {
   auto connection = redis::Connection::create(config.redis);
   if (!connection.ok()) {
@@ -41,7 +41,7 @@ std::optional<RedisSession> connectRedisSession(std::string_view command,
 }
 
 std::optional<RedisSession> openRedisSession(std::string_view command,
-                                             const worker::ConfigOverrides& overrides,
+                                             const config::ConfigOverrides& overrides,
                                              CommandContext& context) {
   auto config = loadCommandConfig(command, overrides, context);
   if (!config) return std::nullopt;

@@ -6,16 +6,16 @@
 #include <string_view>
 
 #include "cli/command.h"
+#include "config/config.h"
 #include "invocation/keys.h"
 #include "redis/connection.h"
-#include "worker/config.h"
 
 namespace relay::cli {
 
 /// What the Redis-backed commands (`dlq`, `stats`) work on: the settings of docs/operations.md
 /// "Configuration" and one connection.
 struct RedisSession {
-  worker::WorkerConfig config;
+  config::WorkerConfig config;
   invocation::StreamKeys keys;
   std::unique_ptr<redis::Connection> redis;
 };
@@ -24,18 +24,18 @@ struct RedisSession {
 /// connects. On failure writes `relay <command>: ...` and sets the exit code (2 for a bad
 /// setting, 1 when Redis cannot be reached), and returns nullopt.
 std::optional<RedisSession> openRedisSession(std::string_view command,
-                                             const worker::ConfigOverrides& overrides,
+                                             const config::ConfigOverrides& overrides,
                                              CommandContext& context);
 
 /// The configuration alone (for commands that check their input before touching Redis); on a
 /// bad setting writes `relay <command>: ...`, sets exit code 2 and returns nullopt.
-std::optional<worker::WorkerConfig> loadCommandConfig(std::string_view command,
-                                                      const worker::ConfigOverrides& overrides,
+std::optional<config::WorkerConfig> loadCommandConfig(std::string_view command,
+                                                      const config::ConfigOverrides& overrides,
                                                       CommandContext& context);
 
 /// Connects with an already loaded configuration (exit 1 when Redis cannot be reached).
 std::optional<RedisSession> connectRedisSession(std::string_view command,
-                                                worker::WorkerConfig config,
+                                                config::WorkerConfig config,
                                                 CommandContext& context);
 
 /// Why `endpoint` cannot be used, naming it once: "cannot reach Redis at <endpoint>: <why>" (or

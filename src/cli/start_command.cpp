@@ -7,7 +7,7 @@
 #include "cli/signal_stopper.h"
 #include "common/random.h"
 #include "common/system_clock.h"
-#include "worker/config.h"
+#include "config/config.h"
 #include "worker/worker.h"
 
 namespace relay::cli {
@@ -18,8 +18,8 @@ void addStartCommand(CLI::App& root, CommandContext& context) {
   auto flags = std::make_shared<AppFlags>();
   addAppFlags(*command, *flags);
   command->callback([&context, flags] {
-    auto config = worker::loadConfig(worker::processEnvironment(), {flags->apps, flags->runtime},
-                                     worker::defaultConsumerName());
+    auto config = config::loadConfig(config::processEnvironment(), {flags->apps, flags->runtime},
+                                     config::defaultConsumerName());
     if (!config.ok()) {
       context.err << "relay start: " << config.error().message << "\n";
       context.exit_code = kExitUsage;

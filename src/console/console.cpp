@@ -1,6 +1,7 @@
 #include "console/console.h"
 
 #include "catalog/invocation_spec.h"
+#include "config/runtime_factory.h"
 #include "console/apps_api.h"
 #include "console/assets.h"
 #include "console/dlq_api.h"
@@ -8,7 +9,6 @@
 #include "console/pending_api.h"
 #include "console/session_api.h"
 #include "invocation/paused_apps.h"
-#include "worker/runtime_factory.h"
 
 namespace relay::console {
 
@@ -29,7 +29,7 @@ Result<std::unique_ptr<Console>> Console::create(const ConsoleConfig& config, st
   Console& c = *console;
   observability::Logger& logger = c.logger_;
   auto runtime =
-      worker::makeRuntime(config.worker.runtime.backend, clock, config.worker.runtime.docker_host,
+      config::makeRuntime(config.worker.runtime.backend, clock, config.worker.runtime.docker_host,
                           [&logger](std::string_view message) { logger.warn(message); });
   if (!runtime.ok()) return runtime.error();
   runtime::Runtime& backend = **runtime;
@@ -143,7 +143,7 @@ Status Console::start() {
                 {"stream", config_.worker.stream},
                 {"group", config_.worker.group},
                 {"apps", config_.worker.apps.string()},
-                {"runtime", std::string(worker::backendName(config_.worker.runtime.backend))},
+                {"runtime", std::string(config::backendName(config_.worker.runtime.backend))},
                 {"read_only", config_.read_only ? "true" : "false"},
                 {"login", guard_->tokenRequired() ? "RELAY_CONSOLE_TOKEN" : "none (loopback)"}});
   return {};

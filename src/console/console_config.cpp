@@ -14,9 +14,9 @@ bool isLoopbackHost(std::string_view host) {
   return false;
 }
 
-Result<ConsoleConfig> loadConsoleConfig(const worker::Environment& environment,
-                                        const worker::ConfigOverrides& overrides, bool read_only) {
-  auto worker = worker::loadConfig(environment, overrides, "relay-console");
+Result<ConsoleConfig> loadConsoleConfig(const Environment& environment,
+                                        const config::ConfigOverrides& overrides, bool read_only) {
+  auto worker = config::loadConfig(environment, overrides, "relay-console");
   if (!worker.ok()) return worker.error();
   ConsoleConfig config;
   config.worker = std::move(worker).value();

@@ -1,6 +1,6 @@
 #include "console/session_api.h"
 
-#include "worker/runtime_factory.h"
+#include "config/runtime_factory.h"
 
 namespace relay::console {
 
@@ -18,7 +18,7 @@ HttpReply session(ConsoleState& state, const ConsoleGuard& guard, const HttpRequ
     out["stream"] = state.keys.stream;
     out["group"] = state.keys.group;
     out["apps"] = state.config.worker.apps.string();
-    out["runtime"] = worker::backendName(state.config.worker.runtime.backend);
+    out["runtime"] = config::backendName(state.config.worker.runtime.backend);
   }
   return jsonReply(out);
 }

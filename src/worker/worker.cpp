@@ -15,15 +15,15 @@
 #include "common/rfc3339.h"
 #include "common/size.h"
 #include "common/thread_name.h"
+#include "config/runtime_factory.h"
 #include "invocation/paused_apps.h"
 #include "redis/topology.h"
 #include "tracing/tracing_observer.h"
 #include "worker/endpoints.h"
-#include "worker/runtime_factory.h"
 
 namespace relay::worker {
 
-Worker::Worker(const WorkerConfig& config, std::ostream& log, Clock& clock, Random& random)
+Worker::Worker(const config::WorkerConfig& config, std::ostream& log, Clock& clock, Random& random)
     : config_(config),
       clock_(clock),
       logger_(log, clock, config.log_level, config.log_format),
@@ -33,8 +33,8 @@ Worker::Worker(const WorkerConfig& config, std::ostream& log, Clock& clock, Rand
 
 Worker::~Worker() { stop(); }
 
-Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::ostream& log,
-                                               Clock& clock, Random& random,
+Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& config,
+                                               std::ostream& log, Clock& clock, Random& random,
                                                WorkerInternals internals) {
   // A Redis that refuses this configuration (TLS, login, a cluster stream without a hash tag)
   // stops `relay start` now; an unreachable one is waited for by the loops, as after a crash.
@@ -46,7 +46,7 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   std::unique_ptr<Worker> worker(new Worker(config, log, clock, random));
   Worker& w = *worker;
   observability::Logger& logger = w.logger_;
-  auto runtime = makeRuntime(
+  auto runtime = config::makeRuntime(
       config.runtime.backend, clock, config.runtime.docker_host,
       [&logger](std::string_view message) { logger.warn(message); }, config.max_concurrency,
       /*prewarm=*/true);
@@ -57,7 +57,7 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   if (auto reaped = w.runtime_->reapStale(); reaped.ok() && *reaped > 0) {
     logger.warn("removed " + std::to_string(*reaped) + " containers left by a crashed Relay");
   }
-  if (config.runtime.backend == Backend::kProcess) {
+  if (config.runtime.backend == config::Backend::kProcess) {
     w.logger_.warn("RELAY_RUNTIME=process runs handlers WITHOUT isolation: development only");
   }
   runtime::Runtime& backend = *w.runtime_;
@@ -133,7 +133,7 @@ Result<std::unique_ptr<Worker>> Worker::create(const WorkerConfig& config, std::
   w.internals_.housekeeping.consumer = config.consumer;
   w.internals_.housekeeping.heartbeat = nlohmann::json{
       {"consumer", config.consumer},
-      {"runtime", std::string(backendName(config.runtime.backend))},
+      {"runtime", std::string(config::backendName(config.runtime.backend))},
       {"http", w.http_->address().toString()},
       {"max_concurrency", config.max_concurrency},
       {"started",
@@ -240,15 +240,16 @@ void Worker::run() {
         entry.status.available ? observability::LogLevel::kInfo : observability::LogLevel::kWarn,
         "app", fields);
   }
-  logger_.info("relay started", {{"redis", config_.redis.describe()},
-                                 {"stream", config_.stream},
-                                 {"group", config_.group},
-                                 {"consumer", config_.consumer},
-                                 {"runtime", std::string(backendName(config_.runtime.backend))},
-                                 {"apps", config_.apps.string()},
-                                 {"max_concurrency", std::to_string(config_.max_concurrency)},
-                                 {"max_event_bytes", formatSize(config_.max_event_bytes)},
-                                 {"http", http_->address().toString()}});
+  logger_.info("relay started",
+               {{"redis", config_.redis.describe()},
+                {"stream", config_.stream},
+                {"group", config_.group},
+                {"consumer", config_.consumer},
+                {"runtime", std::string(config::backendName(config_.runtime.backend))},
+                {"apps", config_.apps.string()},
+                {"max_concurrency", std::to_string(config_.max_concurrency)},
+                {"max_event_bytes", formatSize(config_.max_event_bytes)},
+                {"http", http_->address().toString()}});
   housekeeper_->start();
   if (auto serving = http_->start(); !serving.ok()) {
     logger_.error("http endpoints not served", {{"error", serving.error().message}});

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/random.h"
 #include "common/unique_fd.h"
+#include "config/config.h"
 #include "http/server.h"
 #include "invocation/claim_renewer.h"
 #include "invocation/concurrency_limiter.h"
@@ -22,7 +23,6 @@
 #include "stream/consumer.h"
 #include "stream/trimmer.h"
 #include "tracing/tracer.h"
-#include "worker/config.h"
 #include "worker/housekeeper.h"
 #include "worker/pause_watcher.h"
 #include "worker/redis_template_keeper.h"
@@ -44,8 +44,8 @@ struct WorkerInternals {
 /// invocation lifecycle and its stores, and the consumer from the configuration, and runs them.
 class Worker {
  public:
-  static Result<std::unique_ptr<Worker>> create(const WorkerConfig& config, std::ostream& log,
-                                                Clock& clock, Random& random,
+  static Result<std::unique_ptr<Worker>> create(const config::WorkerConfig& config,
+                                                std::ostream& log, Clock& clock, Random& random,
                                                 WorkerInternals internals = {});
   ~Worker();
 
@@ -69,12 +69,12 @@ class Worker {
   const http::Address& httpAddress() const { return http_->address(); }
 
  private:
-  Worker(const WorkerConfig& config, std::ostream& log, Clock& clock, Random& random);
+  Worker(const config::WorkerConfig& config, std::ostream& log, Clock& clock, Random& random);
   void watchApps();
   /// Binds RELAY_HTTP_ADDR and registers the endpoints; serving starts in run().
   Status serveEndpoints();
 
-  WorkerConfig config_;
+  config::WorkerConfig config_;
   Clock& clock_;
   observability::Metrics metrics_;
   observability::Logger logger_;

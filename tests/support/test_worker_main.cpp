@@ -9,12 +9,12 @@
 #include "common/duration.h"
 #include "common/random.h"
 #include "common/system_clock.h"
-#include "worker/config.h"
+#include "config/config.h"
 #include "worker/worker.h"
 
 int main() {
   using namespace relay;
-  auto config = worker::loadConfig(worker::processEnvironment(), {}, worker::defaultConsumerName());
+  auto config = config::loadConfig(config::processEnvironment(), {}, config::defaultConsumerName());
   if (!config.ok()) {
     std::cerr << config.error().message << "\n";
     return 2;

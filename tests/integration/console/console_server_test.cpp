@@ -51,7 +51,7 @@ class ConsoleServerTest : public relay::testing::RedisTest {
   void start(bool read_only = false, std::string token = kToken) {
     config_.worker.redis = server().endpoint();
     config_.worker.apps = apps_.path();
-    config_.worker.runtime.backend = worker::Backend::kProcess;
+    config_.worker.runtime.backend = config::Backend::kProcess;
     config_.address = {"127.0.0.1", 0};
     config_.token = std::move(token);
     config_.read_only = read_only;

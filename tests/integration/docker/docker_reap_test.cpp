@@ -8,9 +8,9 @@
 
 #include <string>
 
+#include "config/runtime_factory.h"
 #include "integration/docker/docker_fixture.h"
 #include "runtime/docker/container_config.h"
-#include "worker/runtime_factory.h"
 
 namespace relay::runtime::testing {
 namespace {
@@ -74,7 +74,7 @@ TEST_F(DockerReaping, BuildingTheBackendRemovesNothingOnlyAnExplicitReapDoes) {
                  own.substr(0, own.find('/')) + "/" + std::to_string(deadPid()) + "/1");
   // What `relay app ls --runtime docker` builds: the backend, then an availability check.
   auto backend =
-      worker::makeRuntime(worker::Backend::kDocker, clock_, dockerTestSettings().docker_host);
+      config::makeRuntime(config::Backend::kDocker, clock_, dockerTestSettings().docker_host);
   ASSERT_TRUE(backend.ok()) << backend.error().message;
   (void)(*backend)->availability(dead);
   EXPECT_EQ(containersOf(dead).size(), 1u);

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "common/clock.h"
+#include "config/config.h"
 #include "runtime/docker/docker_runtime.h"
-#include "worker/config.h"
 
 namespace relay::runtime::testing {
 
@@ -23,7 +23,7 @@ inline std::string environmentOr(const char* variable, const char* fallback) {
 inline docker::DockerSettings dockerTestSettings() {
   docker::DockerSettings settings;
   // DOCKER_HOST as `relay start` reads it (the default socket when unset).
-  if (const auto runtime = worker::loadRuntimeConfig(worker::processEnvironment(), "docker")) {
+  if (const auto runtime = config::loadRuntimeConfig(config::processEnvironment(), "docker")) {
     settings.docker_host = runtime->docker_host;
   }
   settings.default_images.exec =

@@ -1,6 +1,7 @@
 // `relay console`'s configuration: the worker's variables plus RELAY_CONSOLE_ADDR and
 // RELAY_CONSOLE_TOKEN; a token is required off loopback and never echoed.
 #include "console/console_config.h"
+#include "fakes/fake_environment.h"
 
 #include <gtest/gtest.h>
 
@@ -9,16 +10,10 @@
 namespace relay::console {
 namespace {
 
-worker::Environment env(std::map<std::string, std::string> values) {
-  return [values](std::string_view name) -> std::optional<std::string> {
-    const auto found = values.find(std::string(name));
-    if (found == values.end()) return std::nullopt;
-    return found->second;
-  };
-}
+using relay::testing::environmentOf;
 
 TEST(ConsoleConfig, DefaultsToLoopbackPort9465WithoutAToken) {
-  auto config = loadConsoleConfig(env({}), {}, false);
+  auto config = loadConsoleConfig(environmentOf({}), {}, false);
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->address.toString(), "127.0.0.1:9465");
   EXPECT_EQ(config->token, "");
@@ -28,18 +23,20 @@ TEST(ConsoleConfig, DefaultsToLoopbackPort9465WithoutAToken) {
 
 TEST(ConsoleConfig, TakesTheWorkersConfigurationAndTheFlags) {
   auto config = loadConsoleConfig(
-      env({{"REDIS_STREAM", "orders"}, {"REDIS_GROUP", "g"}, {"RELAY_APPS", "/srv/apps"}}),
+      environmentOf(
+          {{"REDIS_STREAM", "orders"}, {"REDIS_GROUP", "g"}, {"RELAY_APPS", "/srv/apps"}}),
       {"/other/apps", "process"}, true);
   ASSERT_TRUE(config.ok());
   EXPECT_EQ(config->worker.stream, "orders");
   EXPECT_EQ(config->worker.group, "g");
   EXPECT_EQ(config->worker.apps, "/other/apps");
-  EXPECT_EQ(config->worker.runtime.backend, worker::Backend::kProcess);
+  EXPECT_EQ(config->worker.runtime.backend, config::Backend::kProcess);
   EXPECT_TRUE(config->read_only);
 }
 
 TEST(ConsoleConfig, ANonLoopbackAddressWithoutATokenIsRefused) {
-  auto config = loadConsoleConfig(env({{"RELAY_CONSOLE_ADDR", "0.0.0.0:9465"}}), {}, false);
+  auto config =
+      loadConsoleConfig(environmentOf({{"RELAY_CONSOLE_ADDR", "0.0.0.0:9465"}}), {}, false);
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.error().kind, ErrorKind::kInvalidArgument);
   EXPECT_EQ(config.error().message,
@@ -48,16 +45,16 @@ TEST(ConsoleConfig, ANonLoopbackAddressWithoutATokenIsRefused) {
 }
 
 TEST(ConsoleConfig, ANonLoopbackAddressWithATokenIsServed) {
-  auto config = loadConsoleConfig(
-      env({{"RELAY_CONSOLE_ADDR", "[::]:8080"}, {"RELAY_CONSOLE_TOKEN", "0123456789abcdefXYZ"}}),
-      {}, false);
+  auto config = loadConsoleConfig(environmentOf({{"RELAY_CONSOLE_ADDR", "[::]:8080"},
+                                                 {"RELAY_CONSOLE_TOKEN", "0123456789abcdefXYZ"}}),
+                                  {}, false);
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->address.port, 8080);
   EXPECT_EQ(config->token, "0123456789abcdefXYZ");
 }
 
 TEST(ConsoleConfig, AShortTokenIsRefusedWithoutEchoingIt) {
-  auto config = loadConsoleConfig(env({{"RELAY_CONSOLE_TOKEN", "hunter2"}}), {}, false);
+  auto config = loadConsoleConfig(environmentOf({{"RELAY_CONSOLE_TOKEN", "hunter2"}}), {}, false);
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.error().message.find("RELAY_CONSOLE_TOKEN: too short (7 characters)"),
             std::string::npos);
@@ -65,13 +62,13 @@ TEST(ConsoleConfig, AShortTokenIsRefusedWithoutEchoingIt) {
 }
 
 TEST(ConsoleConfig, AMalformedAddressNamesTheVariable) {
-  auto config = loadConsoleConfig(env({{"RELAY_CONSOLE_ADDR", "9465"}}), {}, false);
+  auto config = loadConsoleConfig(environmentOf({{"RELAY_CONSOLE_ADDR", "9465"}}), {}, false);
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.error().message.rfind("RELAY_CONSOLE_ADDR: ", 0), 0u);
 }
 
 TEST(ConsoleConfig, ABadWorkerVariableStopsItToo) {
-  auto config = loadConsoleConfig(env({{"RELAY_RUNTIME", "vm"}}), {}, false);
+  auto config = loadConsoleConfig(environmentOf({{"RELAY_RUNTIME", "vm"}}), {}, false);
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.error().message.find("RELAY_RUNTIME"), std::string::npos);
 }

@@ -1,4 +1,5 @@
 #include "tracing/tracing_config.h"
+#include "fakes/fake_environment.h"
 
 #include <gtest/gtest.h>
 
@@ -7,46 +8,44 @@
 namespace relay::tracing {
 namespace {
 
-Environment env(std::map<std::string, std::string> values) {
-  return [values = std::move(values)](std::string_view name) -> std::optional<std::string> {
-    const auto found = values.find(std::string(name));
-    if (found == values.end()) return std::nullopt;
-    return found->second;
-  };
-}
+using relay::testing::environmentOf;
 
 TEST(TracingConfig, OffWithoutAnEndpoint) {
-  auto config = loadTracingConfig(env({{"OTEL_SERVICE_NAME", "x"}}));
+  auto config = loadTracingConfig(environmentOf({{"OTEL_SERVICE_NAME", "x"}}));
   ASSERT_TRUE(config.ok());
   EXPECT_FALSE(config->has_value());
 }
 
 TEST(TracingConfig, OffWhenTheSdkIsDisabled) {
-  auto config = loadTracingConfig(
-      env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"}, {"OTEL_SDK_DISABLED", "true"}}));
+  auto config = loadTracingConfig(environmentOf(
+      {{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"}, {"OTEL_SDK_DISABLED", "true"}}));
   ASSERT_TRUE(config.ok());
   EXPECT_FALSE(config->has_value());
 }
 
 TEST(TracingConfig, TheBaseEndpointGetsTheTracesPath) {
-  auto config = loadTracingConfig(env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"}}));
+  auto config =
+      loadTracingConfig(environmentOf({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"}}));
   ASSERT_TRUE(config.ok() && config->has_value());
   EXPECT_EQ((*config)->traces_url, "http://c:4318/v1/traces");
   EXPECT_EQ((*config)->service_name, "relay");
   EXPECT_EQ((*config)->sampler, Sampler::kParentBasedAlwaysOn);
-  auto slash = loadTracingConfig(env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "https://c/otlp/"}}));
+  auto slash =
+      loadTracingConfig(environmentOf({{"OTEL_EXPORTER_OTLP_ENDPOINT", "https://c/otlp/"}}));
   EXPECT_EQ((*slash)->traces_url, "https://c/otlp/v1/traces");
 }
 
 TEST(TracingConfig, TheTracesEndpointIsTakenAsGivenAndWins) {
-  auto config = loadTracingConfig(env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"},
+  auto config =
+      loadTracingConfig(environmentOf({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://a:4318"},
                                        {"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "http://b/x"}}));
   ASSERT_TRUE(config.ok() && config->has_value());
   EXPECT_EQ((*config)->traces_url, "http://b/x");
 }
 
 TEST(TracingConfig, ReadsServiceNameSamplerRatioAndDelays) {
-  auto config = loadTracingConfig(env({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"},
+  auto config =
+      loadTracingConfig(environmentOf({{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318"},
                                        {"OTEL_SERVICE_NAME", "relay-eu"},
                                        {"OTEL_TRACES_SAMPLER", "parentbased_traceidratio"},
                                        {"OTEL_TRACES_SAMPLER_ARG", "0.25"},
@@ -74,7 +73,7 @@ TEST(TracingConfig, BadValuesNameTheirVariable) {
        "OTEL_BSP_SCHEDULE_DELAY=\"5s\": expected a whole number of milliseconds"},
   };
   for (const auto& [values, expected] : cases) {
-    auto config = loadTracingConfig(env(values));
+    auto config = loadTracingConfig(environmentOf(values));
     ASSERT_FALSE(config.ok()) << expected;
     EXPECT_NE(config.error().message.find(expected), std::string::npos) << config.error().message;
   }

@@ -7,7 +7,8 @@
 #include <optional>
 #include <string>
 
-#include "worker/config.h"
+#include "config/config.h"
+#include "fakes/fake_environment.h"
 
 namespace relay::worker {
 namespace {
@@ -78,28 +79,22 @@ TEST(ReadinessReply, EveryProblemIsListed) {
             "directories)\n");
 }
 
-Environment variables(std::map<std::string, std::string> values) {
-  return [values](std::string_view name) -> std::optional<std::string> {
-    const auto found = values.find(std::string(name));
-    if (found == values.end()) return std::nullopt;
-    return found->second;
-  };
-}
+using relay::testing::environmentOf;
 
 TEST(HttpAddrConfig, DefaultsToLoopback9464) {
-  auto config = loadConfig(variables({}), {}, "c");
+  auto config = config::loadConfig(environmentOf({}), {}, "c");
   ASSERT_TRUE(config.ok());
   EXPECT_EQ(config->http_addr, "127.0.0.1:9464");
 }
 
 TEST(HttpAddrConfig, AcceptsIpv6AndPortZero) {
-  auto config = loadConfig(variables({{"RELAY_HTTP_ADDR", "[::]:0"}}), {}, "c");
+  auto config = config::loadConfig(environmentOf({{"RELAY_HTTP_ADDR", "[::]:0"}}), {}, "c");
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->http_addr, "[::]:0");
 }
 
 TEST(HttpAddrConfig, ABadValueIsAnErrorNamingTheVariable) {
-  auto config = loadConfig(variables({{"RELAY_HTTP_ADDR", "9464"}}), {}, "c");
+  auto config = config::loadConfig(environmentOf({{"RELAY_HTTP_ADDR", "9464"}}), {}, "c");
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.error().kind, ErrorKind::kInvalidArgument);
   EXPECT_NE(config.error().message.find("RELAY_HTTP_ADDR"), std::string::npos);

@@ -10,7 +10,7 @@
 #include "common/result.h"
 #include "runtime/runtime.h"
 
-namespace relay::worker {
+namespace relay::config {
 
 /// The isolation backends RELAY_RUNTIME and `--runtime` name (docs/runtimes.md).
 enum class Backend { kSandbox, kDocker, kProcess };
@@ -36,4 +36,4 @@ Result<std::unique_ptr<runtime::Runtime>> makeRuntime(
     std::function<void(std::string_view)> warn = {}, int max_concurrency = 16,
     bool prewarm = false);
 
-}  // namespace relay::worker
+}  // namespace relay::config

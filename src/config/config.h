@@ -10,13 +10,13 @@
 
 #include "common/environment.h"
 #include "common/result.h"
+#include "config/runtime_factory.h"
 #include "observability/logger.h"
 #include "redis/endpoint.h"
 #include "runtime/docker/container_config.h"
 #include "tracing/tracing_config.h"
-#include "worker/runtime_factory.h"
 
-namespace relay::worker {
+namespace relay::config {
 
 /// Which backend runs handlers, and where its daemon is: read by `relay start` and by every
 /// command that runs handlers or checks availability.
@@ -45,8 +45,6 @@ struct WorkerConfig {
   std::optional<tracing::TracingConfig> tracing;
 };
 
-using relay::Environment;
-
 /// The process environment.
 Environment processEnvironment();
 
@@ -71,4 +69,4 @@ Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOver
 /// `<hostname>-<pid>`.
 std::string defaultConsumerName();
 
-}  // namespace relay::worker
+}  // namespace relay::config

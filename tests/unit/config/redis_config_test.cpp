@@ -3,22 +3,17 @@
 #include <map>
 #include <string>
 
+#include "config/config.h"
+#include "fakes/fake_environment.h"
 #include "fakes/temp_dir.h"
-#include "worker/config.h"
 
-namespace relay::worker {
+namespace relay::config {
 namespace {
 
-Environment env(std::map<std::string, std::string> values) {
-  return [values](std::string_view name) -> std::optional<std::string> {
-    const auto found = values.find(std::string(name));
-    if (found == values.end()) return std::nullopt;
-    return found->second;
-  };
-}
+using relay::testing::environmentOf;
 
 TEST(RedisConfig, TheStreamIsTheClusterSlotKey) {
-  auto config = loadConfig(env({{"REDIS_STREAM", "{orders}"}}), {}, "c");
+  auto config = loadConfig(environmentOf({{"REDIS_STREAM", "{orders}"}}), {}, "c");
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_EQ(config->redis.slot_key, "{orders}");
 }
@@ -28,11 +23,11 @@ TEST(RedisConfig, TlsFilesComeFromTheEnvironment) {
   dir.write("ca.crt", "x");
   dir.write("client.crt", "x");
   dir.write("client.key", "x");
-  auto config = loadConfig(env({{"REDIS_URI", "rediss://redis.internal:6380"},
-                                {"REDIS_TLS_CA", (dir.path() / "ca.crt").string()},
-                                {"REDIS_TLS_CERT", (dir.path() / "client.crt").string()},
-                                {"REDIS_TLS_KEY", (dir.path() / "client.key").string()},
-                                {"REDIS_TLS_SERVER_NAME", "redis.example.com"}}),
+  auto config = loadConfig(environmentOf({{"REDIS_URI", "rediss://redis.internal:6380"},
+                                          {"REDIS_TLS_CA", (dir.path() / "ca.crt").string()},
+                                          {"REDIS_TLS_CERT", (dir.path() / "client.crt").string()},
+                                          {"REDIS_TLS_KEY", (dir.path() / "client.key").string()},
+                                          {"REDIS_TLS_SERVER_NAME", "redis.example.com"}}),
                            {}, "c");
   ASSERT_TRUE(config.ok()) << config.error().message;
   EXPECT_TRUE(config->redis.tls);
@@ -42,8 +37,8 @@ TEST(RedisConfig, TlsFilesComeFromTheEnvironment) {
 }
 
 TEST(RedisConfig, TlsSettingsWithoutRedissAreRefused) {
-  auto config =
-      loadConfig(env({{"REDIS_URI", "redis://h:1"}, {"REDIS_TLS_SERVER_NAME", "x"}}), {}, "c");
+  auto config = loadConfig(
+      environmentOf({{"REDIS_URI", "redis://h:1"}, {"REDIS_TLS_SERVER_NAME", "x"}}), {}, "c");
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.error().message.find("REDIS_TLS_SERVER_NAME"), std::string::npos);
   EXPECT_NE(config.error().message.find("rediss://"), std::string::npos);
@@ -51,7 +46,8 @@ TEST(RedisConfig, TlsSettingsWithoutRedissAreRefused) {
 
 TEST(RedisConfig, UnreadableTlsFileIsNamedBeforeRedisIsTouched) {
   auto config = loadConfig(
-      env({{"REDIS_URI", "rediss://h:1"}, {"REDIS_TLS_CA", "/nonexistent/ca.crt"}}), {}, "c");
+      environmentOf({{"REDIS_URI", "rediss://h:1"}, {"REDIS_TLS_CA", "/nonexistent/ca.crt"}}), {},
+      "c");
   ASSERT_FALSE(config.ok());
   EXPECT_EQ(config.error().kind, ErrorKind::kInvalidArgument);
   EXPECT_NE(config.error().message.find("REDIS_TLS_CA=\"/nonexistent/ca.crt\": cannot read"),
@@ -62,20 +58,22 @@ TEST(RedisConfig, UnreadableTlsFileIsNamedBeforeRedisIsTouched) {
 TEST(RedisConfig, ClientCertificateNeedsItsKey) {
   testing::TempDir dir;
   dir.write("client.crt", "x");
-  auto config = loadConfig(env({{"REDIS_URI", "rediss://h:1"},
+  auto config =
+      loadConfig(environmentOf({{"REDIS_URI", "rediss://h:1"},
                                 {"REDIS_TLS_CERT", (dir.path() / "client.crt").string()}}),
-                           {}, "c");
+                 {}, "c");
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.error().message.find("REDIS_TLS_CERT and REDIS_TLS_KEY go together"),
             std::string::npos);
 }
 
 TEST(RedisConfig, ABadUriNeverEchoesThePassword) {
-  auto config = loadConfig(env({{"REDIS_URI", "redis+sentinel://u:Hunter2@h:1"}}), {}, "c");
+  auto config =
+      loadConfig(environmentOf({{"REDIS_URI", "redis+sentinel://u:Hunter2@h:1"}}), {}, "c");
   ASSERT_FALSE(config.ok());
   EXPECT_NE(config.error().message.find("REDIS_URI"), std::string::npos);
   EXPECT_EQ(config.error().message.find("Hunter2"), std::string::npos);
 }
 
 }  // namespace
-}  // namespace relay::worker
+}  // namespace relay::config

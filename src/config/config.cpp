@@ -1,4 +1,4 @@
-#include "worker/config.h"
+#include "config/config.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include "common/whole_number.h"
 #include "http/address.h"
 
-namespace relay::worker {
+namespace relay::config {
 namespace {
 
 Error bad(std::string_view name, const std::string& value, std::string_view expected) {
@@ -172,4 +172,4 @@ Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOver
   return config;
 }
 
-}  // namespace relay::worker
+}  // namespace relay::config

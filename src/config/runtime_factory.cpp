@@ -1,10 +1,10 @@
-#include "worker/runtime_factory.h"
+#include "config/runtime_factory.h"
 
 #include "runtime/docker/docker_runtime.h"
 #include "runtime/process/process_runtime.h"
 #include "runtime/sandbox/sandbox_runtime.h"
 
-namespace relay::worker {
+namespace relay::config {
 
 std::string_view backendName(Backend backend) {
   switch (backend) {
@@ -50,4 +50,4 @@ Result<std::unique_ptr<runtime::Runtime>> makeRuntime(Backend backend, Clock& cl
   return std::unique_ptr<runtime::Runtime>(std::move(docker).value());
 }
 
-}  // namespace relay::worker
+}  // namespace relay::config

@@ -1,13 +1,13 @@
 // The runtime settings every command reads the same way: RELAY_RUNTIME / --runtime and
 // DOCKER_HOST.
-#include "worker/config.h"
+#include "config/config.h"
 
 #include <gtest/gtest.h>
 
 #include <map>
 #include <string>
 
-namespace relay::worker {
+namespace relay::config {
 namespace {
 
 Environment environmentOf(std::map<std::string, std::string> variables) {
@@ -71,4 +71,4 @@ TEST(Backend, NamesRoundTrip) {
 }
 
 }  // namespace
-}  // namespace relay::worker
+}  // namespace relay::config
