@@ -23,8 +23,11 @@ struct AppFlags {
 
 void addAppFlags(CLI::App& command, AppFlags& flags);
 
-/// The apps root the flags and the environment name.
-std::filesystem::path appsRoot(const AppFlags& flags);
+/// The apps root of --apps or RELAY_APPS or /apps, read as `relay start` reads it
+/// (config::loadAppsRoot). On a bad value writes `relay <command>: ...` naming the variable,
+/// sets the usage exit code and returns nullopt.
+std::optional<std::filesystem::path> appsRoot(const AppFlags& flags, std::string_view command,
+                                              CommandContext& context);
 
 /// The backend of --runtime or RELAY_RUNTIME and DOCKER_HOST, read as `relay start` reads them
 /// (config::loadRuntimeConfig). On a bad value writes `relay <command>: ...` naming the flag or

@@ -1,6 +1,11 @@
 #pragma once
 
+#include <optional>
 #include <ostream>
+#include <string_view>
+#include <utility>
+
+#include "common/result.h"
 
 namespace CLI {
 class App;
@@ -20,6 +25,17 @@ struct CommandContext {
   std::ostream& err;
   int exit_code = kExitOk;
 };
+
+/// The value of a setting `loaded` read, or nullopt after writing `relay <command>: <why>` and
+/// setting the usage exit code: how every command refuses a bad flag or variable.
+template <typename T>
+std::optional<T> settingOrUsageError(Result<T> loaded, std::string_view command,
+                                     CommandContext& context) {
+  if (loaded.ok()) return std::move(loaded).value();
+  context.err << "relay " << command << ": " << loaded.error().message << "\n";
+  context.exit_code = kExitUsage;
+  return std::nullopt;
+}
 
 // One registration function per command group (one .cpp each).
 void addVersionCommand(CLI::App& root, CommandContext& context);

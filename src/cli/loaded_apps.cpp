@@ -23,6 +23,8 @@ std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view comma
                                    CommandContext& context) {
   const std::optional<config::RuntimeConfig> config = runtimeConfig(flags, command, context);
   if (!config) return std::nullopt;
+  std::optional<std::filesystem::path> root = appsRoot(flags, command, context);
+  if (!root) return std::nullopt;
   LoadedApps loaded;
   auto backend = config::makeRuntime(config->backend, clock, config->docker_host);
   if (!backend.ok()) {
@@ -33,7 +35,7 @@ std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view comma
   loaded.runtime = std::move(backend).value();
   runtime::Runtime& runtime = *loaded.runtime;
   app::RegistrySettings settings;
-  settings.apps_root = appsRoot(flags);
+  settings.apps_root = std::move(*root);
   settings.availability = [&runtime](const app::App& app) {
     return catalog::runtimeAvailability(runtime, app);
   };

@@ -21,7 +21,9 @@ struct PauseOptions {
 // Whether `name` is an app of the apps root; if not, says so (exit 1) unless `allow_unknown`.
 bool knownApp(const PauseOptions& options, std::string_view command, bool allow_unknown,
               CommandContext& context) {
-  auto snapshot = loadTemplates(appsRoot(options.flags));
+  const std::optional<std::filesystem::path> root = appsRoot(options.flags, command, context);
+  if (!root) return false;
+  auto snapshot = loadTemplates(*root);
   if (!snapshot.ok()) {
     context.err << "relay " << command << ": " << snapshot.error().message << "\n";
     context.exit_code = kExitFailed;

@@ -5,14 +5,9 @@ namespace relay::cli {
 std::optional<config::WorkerConfig> loadCommandConfig(std::string_view command,
                                                       const config::ConfigOverrides& overrides,
                                                       CommandContext& context) {
-  auto config =
-      config::loadConfig(config::processEnvironment(), overrides, config::defaultConsumerName());
-  if (!config.ok()) {
-    context.err << "relay " << command << ": " << config.error().message << "\n";
-    context.exit_code = kExitUsage;
-    return std::nullopt;
-  }
-  return std::move(config).value();
+  return settingOrUsageError(
+      config::loadConfig(config::processEnvironment(), overrides, config::defaultConsumerName()),
+      command, context);
 }
 
 std::string connectionProblem(const redis::Endpoint& endpoint, const redis::Error& error) {

@@ -18,13 +18,11 @@ void addStartCommand(CLI::App& root, CommandContext& context) {
   auto flags = std::make_shared<AppFlags>();
   addAppFlags(*command, *flags);
   command->callback([&context, flags] {
-    auto config = config::loadConfig(config::processEnvironment(), {flags->apps, flags->runtime},
-                                     config::defaultConsumerName());
-    if (!config.ok()) {
-      context.err << "relay start: " << config.error().message << "\n";
-      context.exit_code = kExitUsage;
-      return;
-    }
+    const auto config = settingOrUsageError(
+        config::loadConfig(config::processEnvironment(), {flags->apps, flags->runtime},
+                           config::defaultConsumerName()),
+        "start", context);
+    if (!config) return;
     SignalStopper stopper;  // before Worker::create starts threads (signal_stopper.h)
     SystemClock clock;
     SystemRandom random;

@@ -43,10 +43,12 @@ void runValidate(const ValidateOptions& options, CommandContext& context) {
     context.exit_code = kExitUsage;
     return;
   }
+  std::optional<std::filesystem::path> root = std::filesystem::path(options.app_dir);
+  if (options.app_dir.empty()) root = appsRoot(options.flags, "validate", context);
+  if (!root) return;
+  const std::filesystem::path target = std::move(*root);
   std::vector<app::AppDir> apps;
   std::vector<app::IgnoredDir> ignored;
-  const std::filesystem::path target =
-      options.app_dir.empty() ? appsRoot(options.flags) : std::filesystem::path(options.app_dir);
   std::error_code ec;
   if (!options.app_dir.empty() && !std::filesystem::exists(target, ec)) {
     context.err << "relay validate: " << target.string() << " does not exist\n";

@@ -93,6 +93,14 @@ Result<RuntimeConfig> loadRuntimeConfig(const Environment& environment,
   return config;
 }
 
+Result<std::filesystem::path> loadAppsRoot(const Environment& environment,
+                                           std::string_view apps_flag) {
+  if (!apps_flag.empty()) return std::filesystem::path(apps_flag);
+  const std::string apps = environment("RELAY_APPS").value_or("/apps");
+  if (apps.empty()) return Error::invalid("RELAY_APPS: expected a directory");
+  return std::filesystem::path(apps);
+}
+
 Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOverrides& overrides,
                                 std::string_view default_consumer) {
   WorkerConfig config;
@@ -126,10 +134,9 @@ Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOver
     return Error::invalid("RELAY_HTTP_ADDR: " + http.error().message);
   }
 
-  std::string apps = overrides.apps;
-  if (apps.empty()) apps = environment("RELAY_APPS").value_or("/apps");
-  if (apps.empty()) return Error::invalid("RELAY_APPS: expected a directory");
-  config.apps = apps;
+  auto apps = loadAppsRoot(environment, overrides.apps);
+  if (!apps.ok()) return apps.error();
+  config.apps = std::move(apps).value();
 
   auto runtime = loadRuntimeConfig(environment, overrides.runtime);
   if (!runtime.ok()) return runtime.error();

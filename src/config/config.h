@@ -60,6 +60,12 @@ struct ConfigOverrides {
 Result<RuntimeConfig> loadRuntimeConfig(const Environment& environment,
                                         std::string_view runtime_flag);
 
+/// The apps root: `apps_flag` (`--apps`) when not empty, else RELAY_APPS, else /apps. A set but
+/// empty RELAY_APPS is a one-line kInvalidArgument (it names no directory; unset it for /apps).
+/// The one place the apps root is read, for `relay start` and every command.
+Result<std::filesystem::path> loadAppsRoot(const Environment& environment,
+                                           std::string_view apps_flag);
+
 /// Builds the configuration from the environment and the flags. The first bad value stops it
 /// with a one-line kInvalidArgument error naming the variable (or flag) and what was expected;
 /// nothing is read from Redis.

@@ -103,6 +103,21 @@ TEST_F(AppCommand, LsTakesTheRootFromRelayApps) {
   EXPECT_EQ(nlohmann::json::parse(result.out).size(), 2u);
 }
 
+TEST_F(AppCommand, AnEmptyRelayAppsIsABadValueAsForRelayStart) {
+  ScopedEnv apps("RELAY_APPS", "");
+  for (const std::string command : {"ls", "inspect"}) {
+    std::vector<std::string> args = {"app", command, "--runtime", "process"};
+    if (command == "inspect") args.push_back("good");
+    const auto result = run(args);
+    EXPECT_EQ(result.exit_code, 2) << command;
+    EXPECT_EQ(result.err, "relay app " + command + ": RELAY_APPS: expected a directory\n");
+    EXPECT_EQ(result.out, "");
+  }
+  const auto start = run({"start"});
+  EXPECT_EQ(start.exit_code, 2);
+  EXPECT_EQ(start.err, "relay start: RELAY_APPS: expected a directory\n");
+}
+
 TEST_F(AppCommand, LsRejectsAnUnknownRuntime) {
   const auto result = run({"app", "ls", "--apps", root(), "--runtime", "chroot"});
   EXPECT_EQ(result.exit_code, 2);

@@ -92,6 +92,15 @@ TEST_F(ValidateCommand, RelayAppsEnvironmentIsTheDefaultAndTheFlagOverridesIt) {
             "0 apps: no directory in " + empty.path().string() + " holds a template.yaml\n");
 }
 
+TEST_F(ValidateCommand, AnEmptyRelayAppsIsABadValueUnlessAFlagOrDirectoryIsGiven) {
+  ScopedEnv apps("RELAY_APPS", "");
+  const auto result = run({"validate"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_EQ(result.err, "relay validate: RELAY_APPS: expected a directory\n");
+  EXPECT_EQ(run({"validate", "--apps", root()}).exit_code, 0);
+  EXPECT_EQ(run({"validate", root() + "/good"}).exit_code, 0);
+}
+
 TEST_F(ValidateCommand, MissingRootIsAValidationError) {
   const auto result = run({"validate", "--apps", root() + "/nope"});
   EXPECT_EQ(result.exit_code, 2);

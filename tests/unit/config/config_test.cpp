@@ -1,6 +1,7 @@
-// The runtime settings every command reads the same way: RELAY_RUNTIME / --runtime and
-// DOCKER_HOST.
+// The settings every command reads the same way as `relay start`: RELAY_RUNTIME / --runtime,
+// DOCKER_HOST and RELAY_APPS / --apps.
 #include "config/config.h"
+#include "fakes/fake_environment.h"
 
 #include <gtest/gtest.h>
 
@@ -10,13 +11,7 @@
 namespace relay::config {
 namespace {
 
-Environment environmentOf(std::map<std::string, std::string> variables) {
-  return [variables = std::move(variables)](std::string_view name) -> std::optional<std::string> {
-    const auto it = variables.find(std::string(name));
-    if (it == variables.end()) return std::nullopt;
-    return it->second;
-  };
-}
+using relay::testing::environmentOf;
 
 TEST(RuntimeConfig, DefaultsToTheSandboxAndTheLocalDockerSocket) {
   const auto config = loadRuntimeConfig(environmentOf({}), "");
@@ -61,6 +56,25 @@ TEST(WorkerConfig, ReadsTheRuntimeSettingsLikeEveryCommand) {
   const auto bad = loadConfig(environmentOf({{"RELAY_RUNTIME", "kvm"}}), ConfigOverrides{}, "h");
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().message, "RELAY_RUNTIME=\"kvm\": expected sandbox, docker or process");
+}
+
+TEST(AppsRootSetting, TheFlagOverridesTheVariableWhichOverridesTheDefault) {
+  const auto environment = environmentOf({{"RELAY_APPS", "/srv/apps"}});
+  EXPECT_EQ(*loadAppsRoot(environment, "/opt/apps"), "/opt/apps");
+  EXPECT_EQ(*loadAppsRoot(environment, ""), "/srv/apps");
+  EXPECT_EQ(*loadAppsRoot(environmentOf({}), ""), "/apps");
+}
+
+TEST(AppsRootSetting, AnEmptyRelayAppsIsABadValueForEveryCommand) {
+  const auto root = loadAppsRoot(environmentOf({{"RELAY_APPS", ""}}), "");
+  ASSERT_FALSE(root.ok());
+  EXPECT_EQ(root.error().message, "RELAY_APPS: expected a directory");
+  // `relay start` reads it through the same loader and says the same.
+  const auto config = loadConfig(environmentOf({{"RELAY_APPS", ""}}), ConfigOverrides{}, "h");
+  ASSERT_FALSE(config.ok());
+  EXPECT_EQ(config.error().message, "RELAY_APPS: expected a directory");
+  // A flag names the root itself: the variable is not read.
+  EXPECT_EQ(*loadAppsRoot(environmentOf({{"RELAY_APPS", ""}}), "/opt/apps"), "/opt/apps");
 }
 
 TEST(Backend, NamesRoundTrip) {
