@@ -1,16 +1,15 @@
 #include "app/yaml_document.h"
 
-#include <map>
+#include <variant>
 
 #include "yaml/core_schema.h"
+#include "yaml/document.h"
 
 namespace relay::app {
 namespace {
 
-// Far beyond any real template, far below what an alias bomb expands to.
-constexpr std::size_t kMaxNodes = 100'000;
-
-// `events[<digits>].pattern`
+// `events[<digits>].pattern`: the pattern compiler reports duplicate and non-scalar keys there
+// itself, with its own paths.
 bool isRulePattern(std::string_view path) {
   constexpr std::string_view kPrefix = "events[";
   constexpr std::string_view kSuffix = "].pattern";
@@ -24,60 +23,15 @@ bool isRulePattern(std::string_view path) {
   return true;
 }
 
-class KeyChecker {
- public:
-  explicit KeyChecker(TemplateErrors& errors) : errors_(errors) {}
-
-  // False once the node budget is spent. Below a rule's `pattern` only the budget counts: the
-  // pattern compiler reports duplicate and non-scalar keys there itself, with its own paths.
-  bool walk(const YAML::Node& node, const std::string& path, bool report = true) {
-    if (++visited_ > kMaxNodes) return false;
-    if (node.IsSequence()) {
-      std::size_t index = 0;
-      for (const YAML::Node& element : node) {
-        if (!walk(element, elementPath(path, index++), report)) return false;
-      }
-    } else if (node.IsMap()) {
-      std::map<std::string, int> first_line;
-      for (const auto& pair : node) {
-        const YAML::Node& key = pair.first;
-        if (!report) {
-          if (!walk(pair.second, path, false)) return false;
-          continue;
-        }
-        if (!key.IsScalar()) {
-          errors_.add(key, atPath(path, "keys must be strings, got " + yaml::describe(key)));
-          continue;
-        }
-        const auto [it, inserted] = first_line.emplace(key.Scalar(), yaml::line(key));
-        if (!inserted) {
-          errors_.add(key, atPath(path, "duplicate key \"" + key.Scalar() + "\" (first at line " +
-                                            std::to_string(it->second) + ")"));
-        }
-        const std::string child = childPath(path, key.Scalar());
-        if (!walk(pair.second, child, !isRulePattern(child))) return false;
-      }
-    }
-    return true;
-  }
-
- private:
-  TemplateErrors& errors_;
-  std::size_t visited_ = 0;
-};
-
 }  // namespace
 
 std::optional<YAML::Node> parseYamlDocument(const std::string& text, TemplateErrors& errors) {
-  std::vector<YAML::Node> documents;
-  try {
-    documents = YAML::LoadAll(text);
-  } catch (const YAML::Exception& error) {
-    errors.add(error.mark.line >= 0 ? error.mark.line + 1 : 1,
-               error.mark.column >= 0 ? error.mark.column + 1 : 1,
-               "YAML syntax error: " + error.msg);
+  auto loaded = yaml::loadDocuments(text);
+  if (const auto* problem = std::get_if<yaml::TextProblem>(&loaded)) {
+    errors.add(problem->line, problem->column, problem->message);
     return std::nullopt;
   }
+  const auto& documents = std::get<std::vector<YAML::Node>>(loaded);
   if (documents.empty() || (documents.size() == 1 && documents.front().IsNull())) {
     errors.add(1, 1, "template is empty; expected a map with at least \"runtime\"");
     return std::nullopt;
@@ -90,10 +44,12 @@ std::optional<YAML::Node> parseYamlDocument(const std::string& text, TemplateErr
 }
 
 bool checkYamlKeys(const YAML::Node& root, TemplateErrors& errors) {
-  KeyChecker checker(errors);
-  if (checker.walk(root, "")) return true;
+  const auto report = [&errors](const YAML::Node& at, std::string message) {
+    errors.add(at, std::move(message));
+  };
+  if (yaml::checkKeys(root, report, isRulePattern)) return true;
   errors.add(1, 1,
-             "template expands to more than " + std::to_string(kMaxNodes) +
+             "template expands to more than " + std::to_string(yaml::kMaxNodes) +
                  " YAML nodes (aliases?); refusing to read it");
   return false;
 }
@@ -160,18 +116,6 @@ std::optional<nlohmann::ordered_json> yamlToJson(const YAML::Node& node, const s
 
 std::string dumpJson(const nlohmann::ordered_json& json) {
   return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
-}
-
-std::string atPath(const std::string& path, const std::string& message) {
-  return path.empty() ? message : path + ": " + message;
-}
-
-std::string childPath(const std::string& path, const std::string& key) {
-  return path.empty() ? key : path + "." + key;
-}
-
-std::string elementPath(const std::string& path, std::size_t index) {
-  return path + "[" + std::to_string(index) + "]";
 }
 
 }  // namespace relay::app

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/template_errors.h"
+#include "yaml/document.h"
 
 namespace relay::app {
 
@@ -29,11 +30,9 @@ std::optional<nlohmann::ordered_json> yamlToJson(const YAML::Node& node, const s
 /// Compact JSON text; invalid UTF-8 is replaced rather than thrown on.
 std::string dumpJson(const nlohmann::ordered_json& json);
 
-/// `path: message`, or just the message at the document root.
-std::string atPath(const std::string& path, const std::string& message);
-
-/// The path of a map child (`events[0].handler`) and of a list element (`events[0]`).
-std::string childPath(const std::string& path, const std::string& key);
-std::string elementPath(const std::string& path, std::size_t index);
+/// The path helpers of src/yaml, where the key check that shares them lives.
+using yaml::atPath;
+using yaml::childPath;
+using yaml::elementPath;
 
 }  // namespace relay::app

@@ -9,6 +9,7 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <variant>
 
 #include "cli/explanation_json.h"
 #include "cli/json_output.h"
@@ -17,6 +18,8 @@
 #include "event/event.h"
 #include "pattern/compiler.h"
 #include "pattern/explain.h"
+#include "yaml/core_schema.h"
+#include "yaml/document.h"
 
 namespace relay::cli {
 namespace {
@@ -40,15 +43,30 @@ std::optional<std::string> readSource(const std::string& path, std::istream& in,
   return text.str();
 }
 
+// The pattern file's one YAML document, read with the checks a template gets (src/yaml): a
+// syntax error, a second document and an alias bomb are refused with file:line:col. Duplicate
+// and non-scalar keys are the compiler's to report, as below a template's `pattern:`.
 std::shared_ptr<const pattern::Pattern> loadPattern(const std::string& text,
                                                     const std::string& shown,
                                                     CommandContext& context) {
-  YAML::Node node;
-  try {
-    node = YAML::Load(text);
-  } catch (const YAML::Exception& error) {
-    context.err << shown << ":" << error.mark.line + 1 << ":" << error.mark.column + 1 << ": "
-                << error.msg << "\n";
+  const auto at = [&](int line, int column) -> std::ostream& {
+    return context.err << shown << ":" << line << ":" << column << ": ";
+  };
+  auto loaded = yaml::loadDocuments(text);
+  if (const auto* problem = std::get_if<yaml::TextProblem>(&loaded)) {
+    at(problem->line, problem->column) << problem->message << "\n";
+    return nullptr;
+  }
+  const auto& documents = std::get<std::vector<YAML::Node>>(loaded);
+  if (documents.size() > 1) {
+    at(yaml::line(documents[1]), yaml::column(documents[1]))
+        << "a pattern file holds one YAML document; found a second one after \"---\"\n";
+    return nullptr;
+  }
+  const YAML::Node node = documents.empty() ? YAML::Node() : documents.front();
+  if (!yaml::withinNodeBudget(node)) {
+    at(1, 1) << "the pattern expands to more than " << yaml::kMaxNodes
+             << " YAML nodes (aliases?); refusing to read it\n";
     return nullptr;
   }
   pattern::CompileResult result = pattern::compile(node);

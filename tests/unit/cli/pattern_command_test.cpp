@@ -18,6 +18,13 @@ using testing::run;
 class PatternTest : public ::testing::Test {
  protected:
   std::string pattern(const std::string& yaml) { return dir_.write("pattern.yaml", yaml).string(); }
+  // What `relay pattern test` says when it refuses the pattern `file` (exit 2, nothing printed).
+  std::string refusal(const std::string& file) {
+    const auto result = run({"pattern", "test", "--pattern", file, "--event", "{}"});
+    EXPECT_EQ(result.exit_code, 2);
+    EXPECT_EQ(result.out, "");
+    return result.err;
+  }
 
   relay::testing::TempDir dir_;
 };
@@ -103,7 +110,44 @@ TEST_F(PatternTest, YamlSyntaxErrorIsReportedWithPosition) {
   const std::string file = pattern("a: [1\n");
   const auto result = run({"pattern", "test", "--pattern", file, "--event", "{}"});
   EXPECT_EQ(result.exit_code, 2);
-  EXPECT_EQ(result.err.rfind(file + ":", 0), 0u) << result.err;
+  EXPECT_EQ(result.err.rfind(file + ":2:1: YAML syntax error: ", 0), 0u) << result.err;
+}
+
+TEST_F(PatternTest, ADuplicateKeyIsAnErrorAtItsPosition) {
+  const std::string file = pattern("status: [a]\nid: [1]\nstatus: [b]\n");
+  EXPECT_EQ(refusal(file), file + ":3:1: status: duplicate field \"status\"\n");
+}
+
+// An alias expands wherever it is used: ten lists of ten aliases nest to 10^8 nodes. Refused
+// before anything walks it, as in a template (docs/patterns.md).
+TEST_F(PatternTest, AnAliasBombIsRefusedWithAPosition) {
+  std::string yaml = "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n";
+  for (int i = 1; i < 8; ++i) {
+    const std::string previous = "*a" + std::to_string(i - 1);
+    yaml += "a" + std::to_string(i) + ": &a" + std::to_string(i) + " [" + previous;
+    for (int j = 1; j < 10; ++j) yaml += ", " + previous;
+    yaml += "]\n";
+  }
+  const std::string file = pattern(yaml);
+  EXPECT_EQ(refusal(file),
+            file +
+                ":1:1: the pattern expands to more than 100000 YAML nodes (aliases?); "
+                "refusing to read it\n");
+}
+
+TEST_F(PatternTest, AnAliasWithinTheBudgetIsExpandedWhereItIsUsed) {
+  const std::string file = pattern("status: &either [a, b]\nkind: *either\n");
+  const auto result =
+      run({"pattern", "test", "--pattern", file, "--event", R"({"status":"b","kind":"a"})"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "match\n");
+}
+
+TEST_F(PatternTest, ASecondYamlDocumentIsAnError) {
+  const std::string file = pattern("status: [a]\n---\nstatus: [b]\n");
+  EXPECT_EQ(refusal(file), file +
+                               ":3:1: a pattern file holds one YAML document; found a second one "
+                               "after \"---\"\n");
 }
 
 TEST_F(PatternTest, MissingPatternFileIsAUsageError) {
