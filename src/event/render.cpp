@@ -1,5 +1,7 @@
 #include "event/render.h"
 
+#include "common/quote_json.h"
+
 namespace relay::event {
 namespace {
 
@@ -50,29 +52,6 @@ bool append(const Value& value, std::size_t limit, std::string& out) {
 }
 
 }  // namespace
-
-std::string quoteJson(std::string_view text) {
-  static constexpr char kHex[] = "0123456789abcdef";
-  std::string out = "\"";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (byte < 0x20) {
-      out += "\\u00";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 15];
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
 
 std::string render(const Value& value, std::size_t max_bytes) {
   std::string out;

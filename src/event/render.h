@@ -7,13 +7,9 @@
 
 namespace relay::event {
 
-/// `value` as compact JSON for people (explanations, logs): strings JSON-escaped (UTF-8 kept),
-/// numbers as written, containers recursively. Longer than `max_bytes`: cut at a UTF-8
-/// boundary and ended with `...`.
+/// `value` as compact JSON for people (explanations, logs): strings quoted by quoteJson
+/// (common/quote_json.h), numbers as written, containers recursively. Longer than `max_bytes`: cut
+/// at a UTF-8 boundary and ended with `...`.
 std::string render(const Value& value, std::size_t max_bytes = 120);
-
-/// A JSON string literal of `text`: quotes, `\"`, `\\`, `\n`, `\t`, `\u00XX` for the other
-/// control characters; other bytes as they are.
-std::string quoteJson(std::string_view text);
 
 }  // namespace relay::event

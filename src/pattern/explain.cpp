@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "common/quote_json.h"
 #include "event/render.h"
 #include "pattern/evaluator.h"
 
@@ -15,7 +16,7 @@ std::string segment(const std::string& name) {
   const bool plain = !name.empty() && name.find_first_of(".\"[] \t\r\n") == std::string::npos &&
                      std::all_of(name.begin(), name.end(),
                                  [](char c) { return static_cast<unsigned char>(c) >= 0x20; });
-  return plain ? name : event::quoteJson(name);
+  return plain ? name : quoteJson(name);
 }
 
 const char* typeName(event::Type type) {

@@ -1,5 +1,6 @@
 #include "pattern/pattern.h"
 
+#include "common/quote_json.h"
 #include "pattern/literals.h"
 
 namespace relay::pattern {
@@ -21,33 +22,13 @@ std::string formatOffset(std::chrono::milliseconds offset) {
   return out;
 }
 
-// A YAML double-quoted scalar; control characters become \xXX escapes, UTF-8 stays as is.
-std::string quoted(const std::string& text) {
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  std::string out = "\"";
-  for (const char c : text) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (byte < 0x20 || byte == 0x7F) {
-      out += "\\x";
-      out += kHex[byte >> 4];
-      out += kHex[byte & 0xF];
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 void render(const std::vector<Field>& fields, std::string& out);
 
 void render(const Alternative& alternative, std::string& out) {
   if (const auto* literal = std::get_if<Literal>(&alternative)) {
     switch (literal->kind) {
       case Literal::Kind::kString:
-        out += quoted(literal->string);
+        out += quoteJson(literal->string);
         break;
       case Literal::Kind::kNumber:
         out += formatNumber(literal->number);
@@ -60,9 +41,9 @@ void render(const Alternative& alternative, std::string& out) {
         break;
     }
   } else if (const auto* prefix = std::get_if<Prefix>(&alternative)) {
-    out += "{prefix: " + quoted(prefix->value) + "}";
+    out += "{prefix: " + quoteJson(prefix->value) + "}";
   } else if (const auto* suffix = std::get_if<Suffix>(&alternative)) {
-    out += "{suffix: " + quoted(suffix->value) + "}";
+    out += "{suffix: " + quoteJson(suffix->value) + "}";
   } else if (const auto* exists = std::get_if<Exists>(&alternative)) {
     out += exists->present ? "{exists: true}" : "{exists: false}";
   } else if (const auto* comparison = std::get_if<Comparison>(&alternative)) {
@@ -87,7 +68,7 @@ void render(const std::vector<Field>& fields, std::string& out) {
   out += "{";
   for (std::size_t i = 0; i < fields.size(); ++i) {
     if (i > 0) out += ", ";
-    out += quoted(fields[i].name) + ": [";
+    out += quoteJson(fields[i].name) + ": [";
     for (std::size_t j = 0; j < fields[i].alternatives.size(); ++j) {
       if (j > 0) out += ", ";
       render(fields[i].alternatives[j], out);

@@ -298,7 +298,7 @@ TEST(Compiler, RejectsInvalidUtf8InStringsAndFieldNames) {
 
 TEST(Compiler, RenderingEscapesControlCharacters) {
   const std::string text = rendered("\"a\\tb\": [\"x\\0y\\u007f\"]");
-  EXPECT_EQ(text, R"y({"a\x09b": ["x\x00y\x7F"]})y");
+  EXPECT_EQ(text, R"y({"a\tb": ["x\u0000y\u007f"]})y");
   EXPECT_EQ(rendered(text), text);
 }
 
