@@ -1,7 +1,5 @@
 #include "console/dlq_api.h"
 
-#include <charconv>
-
 #include "common/rfc3339.h"
 #include "common/whole_number.h"
 #include "console/console_guard.h"
@@ -18,12 +16,6 @@ using http::HttpRequest;
 
 constexpr std::size_t kDefaultDlqLimit = 50;
 constexpr std::size_t kMaxDlqLimit = 500;
-
-long long count(std::string_view text) {
-  long long value = 0;
-  (void)std::from_chars(text.data(), text.data() + text.size(), value);
-  return value;
-}
 
 Result<std::int64_t> parseTime(std::string_view name, const std::string& text) {
   std::int64_t ms = 0;
@@ -121,7 +113,7 @@ Json deadLetterSummary(const stream::StreamEntry& entry) {
           {"handler", entry.valueOf("handler")},
           {"kind", dlq::kindName(dlq::kindOf(entry))},
           {"reason", entry.valueOf("reason")},
-          {"attempts", count(entry.valueOf("handler_attempts"))},
+          {"attempts", leadingWholeNumber<long long>(entry.valueOf("handler_attempts"))},
           {"event_preview", eventPreview(event)},
           {"event_bytes", event.size()}};
 }

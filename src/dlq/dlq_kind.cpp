@@ -1,8 +1,8 @@
 #include "dlq/dlq_kind.h"
 
-#include <charconv>
 #include <string>
 
+#include "common/whole_number.h"
 #include "invocation/dlq_entry.h"
 
 namespace relay::dlq {
@@ -41,10 +41,7 @@ DlqKind kindOf(const stream::StreamEntry& entry) {
     return kind == DlqKind::kHandler && !names_handler ? DlqKind::kMalformed : kind;
   }
   const std::string* attempts = entry.find("handler_attempts");
-  long long count = 0;
-  if (attempts != nullptr) {
-    (void)std::from_chars(attempts->data(), attempts->data() + attempts->size(), count);
-  }
+  const long long count = attempts != nullptr ? leadingWholeNumber<long long>(*attempts) : 0;
   return names_handler && count > 0 ? DlqKind::kHandler : DlqKind::kMalformed;
 }
 

@@ -1,9 +1,9 @@
 #include "dlq/replayer.h"
 
-#include <charconv>
 #include <chrono>
 
 #include "catalog/invocation_spec.h"
+#include "common/whole_number.h"
 #include "dlq/dlq_kind.h"
 
 namespace relay::dlq {
@@ -70,9 +70,7 @@ ReplayResult Replayer::replay(redis::Connection& redis, const std::string& dlq_k
                                              " runtime cannot run " + app_name +
                                              " now: " + available.reason + "; the entry stays");
   }
-  long long attempts = 0;
-  const std::string_view recorded = entry.valueOf("handler_attempts");
-  (void)std::from_chars(recorded.data(), recorded.data() + recorded.size(), attempts);
+  const auto attempts = leadingWholeNumber<long long>(entry.valueOf("handler_attempts"));
   const std::string event(entry.valueOf("event"));
   // The original message id keeps RELAY_INVOCATION_ID the idempotency key it was.
   const runtime::InvocationSpec spec =

@@ -1,9 +1,9 @@
 #include "http/request_parser.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "common/hex.h"
+#include "common/whole_number.h"
 #include "http/syntax.h"
 
 namespace relay::http {
@@ -136,9 +136,7 @@ ParsedHead parseHead(std::string_view head, std::size_t max_headers, std::size_t
   }
   if (const std::string* length = request.header("content-length")) {
     std::size_t value = 0;
-    const auto [end, error] =
-        std::from_chars(length->data(), length->data() + length->size(), value);
-    if (length->empty() || error != std::errc() || end != length->data() + length->size()) {
+    if (!parseWholeNumber(*length, value)) {
       return fail(400, "malformed Content-Length");
     }
     if (value > max_body_bytes) {

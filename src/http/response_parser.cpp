@@ -1,9 +1,9 @@
 #include "http/response_parser.h"
 
 #include <algorithm>
-#include <charconv>
 
 #include "common/printable.h"
+#include "common/whole_number.h"
 #include "http/syntax.h"
 
 namespace relay::http {
@@ -101,8 +101,7 @@ Result<std::size_t> ResponseParser::feed(std::string_view bytes) {
         }
         line = trimWhitespace(line.substr(0, line.find(';')));
         std::size_t size = 0;
-        const auto [ptr, ec] = std::from_chars(line.data(), line.data() + line.size(), size, 16);
-        if (line.empty() || ec != std::errc() || ptr != line.data() + line.size()) {
+        if (!parseWholeNumber(line, size, 16)) {
           return fail("bad chunk size " + quoted(line));
         }
         if (size > limits_.max_body_bytes - response_.body.size()) {
@@ -161,9 +160,7 @@ Status ResponseParser::parseHead(std::string_view head) {
     return fail("bad status line " + quoted(status_line));
   }
   int status = 0;
-  const char* digits = status_line.data() + 9;
-  const auto [ptr, ec] = std::from_chars(digits, digits + 3, status);
-  if (ec != std::errc() || ptr != digits + 3 || status < 100) {
+  if (!parseWholeNumber(status_line.substr(9, 3), status) || status < 100) {
     return fail("bad status code in " + quoted(status_line));
   }
   response_.status = status;
@@ -205,8 +202,7 @@ Status ResponseParser::startBody() {
   for (const auto& [name, value] : response_.headers) {
     if (!equalsIgnoreCase(name, "Content-Length")) continue;
     std::size_t length = 0;
-    const auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), length);
-    if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
+    if (!parseWholeNumber(value, length)) {
       return fail("bad Content-Length " + quoted(value));
     }
     if (have_length && length != remaining_) return fail("conflicting Content-Length headers");

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 #include <tuple>
 
+#include "common/whole_number.h"
 #include "invocation/keys.h"
 
 namespace relay::invocation {
@@ -41,8 +42,8 @@ std::vector<AttemptRecord> parseAttempts(
     AttemptRecord record;
     record.app = name.substr(0, slash);
     record.handler = name.substr(slash + 1, hash_mark - slash - 1);
+    if (!parseWholeNumber(std::string_view(name).substr(hash_mark + 1), record.attempt)) continue;
     try {
-      record.attempt = std::stoi(name.substr(hash_mark + 1));
       const Json value = Json::parse(text);
       record.consumer = value.value("consumer", "");
       record.started_ms = value.value("started_ms", std::int64_t{0});

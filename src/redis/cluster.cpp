@@ -1,8 +1,8 @@
 #include "redis/cluster.h"
 
-#include <charconv>
 #include <string>
 
+#include "common/whole_number.h"
 #include "redis/link.h"
 
 namespace relay::redis {
@@ -56,14 +56,8 @@ std::optional<Redirect> parseRedirect(const Error& error, const Address& current
   const std::string_view target = rest.substr(space + 1);
   const size_t colon = target.rfind(':');
   if (colon == std::string_view::npos) return std::nullopt;
-  if (std::from_chars(slot.data(), slot.data() + slot.size(), redirect.slot).ec != std::errc()) {
-    return std::nullopt;
-  }
-  const std::string_view port = target.substr(colon + 1);
-  if (std::from_chars(port.data(), port.data() + port.size(), redirect.target.port).ec !=
-      std::errc()) {
-    return std::nullopt;
-  }
+  if (!parseWholeNumber(slot, redirect.slot)) return std::nullopt;
+  if (!parseWholeNumber(target.substr(colon + 1), redirect.target.port)) return std::nullopt;
   std::string_view host = target.substr(0, colon);
   if (host.size() >= 2 && host.front() == '[' && host.back() == ']') {
     host = host.substr(1, host.size() - 2);

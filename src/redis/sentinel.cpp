@@ -1,7 +1,8 @@
 #include "redis/sentinel.h"
 
-#include <charconv>
 #include <string>
+
+#include "common/whole_number.h"
 
 namespace relay::redis {
 namespace {
@@ -25,9 +26,7 @@ Result<Address> askSentinel(const Address& sentinel, const std::string& master_n
   }
   Address address;
   address.host = std::string(*host->string());
-  const std::string_view digits = *port->string();
-  if (std::from_chars(digits.data(), digits.data() + digits.size(), address.port).ec !=
-      std::errc()) {
+  if (!parseWholeNumber(*port->string(), address.port)) {
     return Error{ErrorKind::kProtocol, "answered a port that is not a number"};
   }
   return address;

@@ -1,6 +1,6 @@
 #include "runtime/handover.h"
 
-#include <charconv>
+#include "common/whole_number.h"
 
 namespace relay::runtime {
 namespace {
@@ -13,12 +13,11 @@ Error bad(std::string_view what) {
 
 // Reads a decimal number followed by `end` (or the end of `text` when end is '\0').
 bool number(std::string_view& text, char end, std::size_t& value) {
-  const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || ptr == text.data()) return false;
-  text.remove_prefix(static_cast<std::size_t>(ptr - text.data()));
-  if (end == '\0') return text.empty();
-  if (text.empty() || text.front() != end) return false;
-  text.remove_prefix(1);
+  const std::size_t stop = end == '\0' ? text.size() : text.find(end);
+  if (stop == std::string_view::npos || !parseWholeNumber(text.substr(0, stop), value)) {
+    return false;
+  }
+  text.remove_prefix(end == '\0' ? stop : stop + 1);
   return true;
 }
 

@@ -1,7 +1,8 @@
 #include "stream/throughput_recorder.h"
 
-#include <charconv>
 #include <cmath>
+
+#include "common/whole_number.h"
 
 namespace relay::stream {
 namespace {
@@ -81,11 +82,7 @@ redis::Result<std::vector<MinuteCounts>> readThroughput(redis::Connection& redis
       auto value = (*elements)[at + 1].string();
       if (!name.ok() || !value.ok()) continue;
       long long count = 0;
-      const auto [end, error] =
-          std::from_chars(value->data(), value->data() + value->size(), count);
-      if (error == std::errc() && end == value->data() + value->size()) {
-        counts.counts[std::string(*name)] = count;
-      }
+      if (parseWholeNumber(*value, count)) counts.counts[std::string(*name)] = count;
     }
     out.push_back(std::move(counts));
   }

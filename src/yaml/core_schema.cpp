@@ -4,6 +4,8 @@
 #include <cmath>
 #include <initializer_list>
 
+#include "common/whole_number.h"
+
 namespace relay::yaml {
 namespace {
 
@@ -75,8 +77,7 @@ Error notANumber(std::string_view text) {
 Result<double> radixValue(std::string_view text, int base) {
   const std::string_view digits = text.substr(2);
   std::uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value, base);
-  if (ec != std::errc() || end != digits.data() + digits.size()) {
+  if (!parseWholeNumber(digits, value, base)) {
     return Error::invalid("number " + std::string(text) + " is out of range (at most 64 bits)");
   }
   return static_cast<double>(value);
@@ -154,8 +155,7 @@ std::optional<std::int64_t> intValue(const YAML::Node& node) {
     text.remove_prefix(1);
   }
   std::uint64_t magnitude = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), magnitude, base);
-  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  if (!parseWholeNumber(text, magnitude, base)) return std::nullopt;
   if (negative) {
     if (magnitude > static_cast<std::uint64_t>(INT64_MAX) + 1) return std::nullopt;
     return static_cast<std::int64_t>(0 - magnitude);

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "common/unique_fd.h"
+#include "common/whole_number.h"
 
 namespace relay::runtime {
 namespace {
@@ -99,22 +100,15 @@ const std::string& processTag() {
 bool ownerGone(const std::string& name) {
   const std::size_t dash = name.find('-', 4);
   pid_t pid = 0;
-  try {
-    pid = static_cast<pid_t>(std::stol(name.substr(4, dash - 4)));
-  } catch (const std::exception&) {
-    return true;
-  }
+  if (!parseWholeNumber(std::string_view(name).substr(4, dash - 4), pid)) return true;
   if (pid == ::getpid()) return name.rfind("inv-" + processTag() + "-", 0) != 0;
   return pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM);
 }
 
 // The parent pid from /proc/<pid>/stat (after the parenthesised command name), or -1.
 pid_t parentOf(pid_t pid) {
-  try {
-    return static_cast<pid_t>(std::stol(statField(std::to_string(pid), 4)));
-  } catch (const std::exception&) {
-    return -1;
-  }
+  pid_t parent = -1;
+  return parseWholeNumber(statField(std::to_string(pid), 4), parent) ? parent : -1;
 }
 
 std::string ownPath(const std::string& self_cgroup, const std::string& controller) {

@@ -26,5 +26,27 @@ TEST(WholeNumber, RefusesPartialSignedEmptyAndOutOfRangeTextAndKeepsTheOldValue)
   EXPECT_EQ(unsigned_value, 7u);
 }
 
+TEST(WholeNumber, ReadsOtherBasesWithoutAPrefix) {
+  std::size_t value = 0;
+  EXPECT_TRUE(parseWholeNumber("1aF", value, 16));
+  EXPECT_EQ(value, 0x1af);
+  EXPECT_FALSE(parseWholeNumber("0x1a", value, 16));
+  EXPECT_FALSE(parseWholeNumber("18", value, 8));
+  EXPECT_EQ(value, 0x1af);
+}
+
+TEST(LeadingWholeNumber, ReadsTheNumberTheTextStartsWith) {
+  EXPECT_EQ(leadingWholeNumber<long long>("5"), 5);
+  EXPECT_EQ(leadingWholeNumber<long long>("5 attempts"), 5);
+  EXPECT_EQ(leadingWholeNumber<long long>("-2x"), -2);
+}
+
+TEST(LeadingWholeNumber, FallsBackWhenTheTextStartsWithNoNumber) {
+  EXPECT_EQ(leadingWholeNumber<long long>(""), 0);
+  EXPECT_EQ(leadingWholeNumber<long long>(" 5"), 0);
+  EXPECT_EQ(leadingWholeNumber<long long>("x5", -1), -1);
+  EXPECT_EQ(leadingWholeNumber<int>("99999999999", 7), 7);
+}
+
 }  // namespace
 }  // namespace relay

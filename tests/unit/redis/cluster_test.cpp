@@ -54,6 +54,10 @@ TEST(ParseRedirect, IgnoresEverythingElse) {
   EXPECT_FALSE(parseRedirect(errorFromReply("ERR MOVED 1 h:2"), current));
   EXPECT_FALSE(parseRedirect(errorFromReply("MOVED garbage"), current));
   EXPECT_FALSE(parseRedirect(errorFromReply("MOVED 1 nohostport"), current));
+  // A slot or port that is not a whole number is not a redirect to follow.
+  EXPECT_FALSE(parseRedirect(errorFromReply("MOVED 12x h:2"), current));
+  EXPECT_FALSE(parseRedirect(errorFromReply("MOVED 1 h:2x"), current));
+  EXPECT_FALSE(parseRedirect(errorFromReply("MOVED 1 h:"), current));
   EXPECT_FALSE(parseRedirect(Error{ErrorKind::kIo, "MOVED 1 h:2"}, current));
 }
 
