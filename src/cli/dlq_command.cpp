@@ -40,10 +40,11 @@ struct EntryOptions {
   AppFlags flags;  // replay only
 };
 
-// `deliveries` and `handler_attempts` are counts: numbers in JSON; every other field a string.
-Json entryJson(const stream::StreamEntry& entry) {
-  Json object = {{"id", entry.id}};
-  for (const auto& [name, value] : entry.fields) {
+// Every field as recorded: `deliveries` and `handler_attempts` are counts, numbers in JSON when
+// they are whole numbers; every other field a string.
+Json entryJson(const dlq::Entry& entry) {
+  Json object = {{"id", entry.id()}};
+  for (const auto& [name, value] : entry.record.fields) {
     long long number = 0;
     const bool count =
         (name == "deliveries" || name == "handler_attempts") && parseWholeNumber(value, number);
@@ -62,8 +63,8 @@ bool validId(std::string_view id, std::string_view command, CommandContext& cont
 }
 
 // The entry `id` of the DLQ, or nullopt (reported, exit 1) when it is missing or Redis failed.
-std::optional<stream::StreamEntry> readEntry(RedisSession& session, const std::string& id,
-                                             std::string_view command, CommandContext& context) {
+std::optional<dlq::Entry> readEntry(RedisSession& session, const std::string& id,
+                                    std::string_view command, CommandContext& context) {
   auto found = dlq::DeadLetterQueue(*session.redis, session.keys.dlq()).find(id);
   if (!found.ok()) {
     reportRedisError("dlq " + std::string(command), found.error(), context);
@@ -83,30 +84,32 @@ void runDlqLs(const DlqLsOptions& options, CommandContext& context) {
   auto reply = session->redis->command(
       {"XREVRANGE", session->keys.dlq(), "+", "-", "COUNT", std::to_string(options.limit)});
   if (!reply.ok()) return reportRedisError("dlq ls", reply.error(), context);
-  auto entries = stream::parseEntries(reply->view());
-  if (!entries.ok()) return reportRedisError("dlq ls", entries.error(), context);
+  auto records = stream::parseEntries(reply->view());
+  if (!records.ok()) return reportRedisError("dlq ls", records.error(), context);
+  std::vector<dlq::Entry> entries;
+  for (stream::StreamEntry& record : *records)
+    entries.push_back(dlq::Entry::from(std::move(record)));
   if (options.json) {
     Json list = Json::array();
-    for (const stream::StreamEntry& entry : *entries) list.push_back(entryJson(entry));
+    for (const dlq::Entry& entry : entries) list.push_back(entryJson(entry));
     context.out << prettyJson(list) << "\n";
-  } else if (entries->empty()) {
+  } else if (entries.empty()) {
     context.out << "the dead-letter queue " << session->keys.dlq() << " is empty\n";
     return;
   } else {
     std::vector<std::vector<std::string>> rows = {
         {"ID", "TIMESTAMP", "APP", "HANDLER", "REASON", "ATTEMPTS"}};
-    for (const stream::StreamEntry& entry : *entries) {
-      rows.push_back({entry.id, printable(entry.valueOf("timestamp")),
-                      printable(entry.valueOf("app")), printable(entry.valueOf("handler")),
-                      shorten(entry.valueOf("reason"), kReasonWidth),
-                      printable(entry.valueOf("handler_attempts"))});
+    for (const dlq::Entry& entry : entries) {
+      rows.push_back({entry.id(), printable(entry.timestamp()), printable(entry.app()),
+                      printable(entry.handler()), shorten(entry.reason(), kReasonWidth),
+                      std::to_string(entry.handler_attempts)});
     }
     printTable(context.out, rows);
   }
   auto length = session->redis->command({"XLEN", session->keys.dlq()});
   if (length.ok() && length->integer().ok() &&
-      *length->integer() > static_cast<long long>(entries->size())) {
-    context.err << "note: showing the newest " << entries->size() << " of " << *length->integer()
+      *length->integer() > static_cast<long long>(entries.size())) {
+    context.err << "note: showing the newest " << entries.size() << " of " << *length->integer()
                 << " entries (--limit N shows more)\n";
   }
 }
@@ -147,15 +150,15 @@ void runDlqInspect(const EntryOptions& options, CommandContext& context) {
     context.out << prettyJson(entryJson(*entry)) << "\n";
     return;
   }
-  context.out << "id:                " << entry->id << "\n";
-  for (const auto& [name, value] : entry->fields) {
+  context.out << "id:                " << entry->id() << "\n";
+  for (const auto& [name, value] : entry->record.fields) {
     if (name == "event" || name == "output_tail") continue;
     const std::string label = name + ":";
     context.out << label << std::string(label.size() < 19 ? 19 - label.size() : 1, ' ')
                 << printable(value) << "\n";
   }
-  printEvent(entry->valueOf("event"), context.out);
-  if (const std::string* tail = entry->find("output_tail")) printOutputTail(*tail, context.out);
+  printEvent(entry->event(), context.out);
+  if (const std::string* tail = entry->outputTail()) printOutputTail(*tail, context.out);
 }
 
 void runReplay(const EntryOptions& options, CommandContext& context) {
@@ -166,7 +169,7 @@ void runReplay(const EntryOptions& options, CommandContext& context) {
   const auto entry = readEntry(*session, options.id, "replay", context);
   if (!entry) return;
   // Refused before the apps or the runtime are even looked at: nothing can run.
-  if (auto refused = dlq::Replayer::refusal(*entry)) {
+  if (auto refused = entry->refusal()) {
     context.err << "relay dlq replay: " << printable(*refused) << "\n";
     context.exit_code = kExitUsage;
     return;

@@ -4,7 +4,6 @@
 #include "common/whole_number.h"
 #include "console/console_guard.h"
 #include "dlq/dead_letter_queue.h"
-#include "dlq/dlq_kind.h"
 #include "dlq/replayer.h"
 #include "stream/stream_id.h"
 
@@ -88,9 +87,10 @@ Result<dlq::DlqFilter> parseDlqFilter(const ParamGetter& get) {
   const auto text = [&get](std::string_view name) { return get(name).value_or(""); };
   filter.app = text("app");
   filter.handler = text("handler");
-  filter.kind = text("kind");
-  if (!filter.kind.empty() && !dlq::parseKind(filter.kind)) {
-    return Error::invalid("kind: expected handler, malformed, oversized or schedule");
+  if (const std::string kind = text("kind"); !kind.empty()) {
+    filter.kind = dlq::parseKind(kind);
+    if (!filter.kind)
+      return Error::invalid("kind: expected handler, malformed, oversized or schedule");
   }
   filter.reason = text("reason");
   filter.text = text("q");
@@ -105,37 +105,37 @@ Result<dlq::DlqFilter> parseDlqFilter(const ParamGetter& get) {
   return filter;
 }
 
-Json deadLetterSummary(const stream::StreamEntry& entry) {
-  const std::string event(entry.valueOf("event"));
-  return {{"id", entry.id},
-          {"timestamp", entry.valueOf("timestamp")},
-          {"app", entry.valueOf("app")},
-          {"handler", entry.valueOf("handler")},
-          {"kind", dlq::kindName(dlq::kindOf(entry))},
-          {"reason", entry.valueOf("reason")},
-          {"attempts", leadingWholeNumber<long long>(entry.valueOf("handler_attempts"))},
+Json deadLetterSummary(const dlq::Entry& entry) {
+  const std::string_view event = entry.event();
+  return {{"id", entry.id()},
+          {"timestamp", entry.timestamp()},
+          {"app", entry.app()},
+          {"handler", entry.handler()},
+          {"kind", dlq::kindName(entry.kind)},
+          {"reason", entry.reason()},
+          {"attempts", entry.handler_attempts},
           {"event_preview", eventPreview(event)},
           {"event_bytes", event.size()}};
 }
 
-Json deadLetterDetail(const stream::StreamEntry& entry,
+Json deadLetterDetail(const dlq::Entry& entry,
                       const std::vector<invocation::AttemptRecord>& attempts) {
   Json detail = deadLetterSummary(entry);
   Json fields = Json::object();
-  for (const auto& [name, value] : entry.fields) fields[name] = value;
+  for (const auto& [name, value] : entry.record.fields) fields[name] = value;
   detail["fields"] = std::move(fields);
-  const std::string event(entry.valueOf("event"));
+  const std::string event(entry.event());
   const Json parsed = Json::parse(event, nullptr, /*allow_exceptions=*/false);
   detail["event"] = event;
   detail["event_pretty"] = parsed.is_discarded()
                                ? Json()
                                : Json(parsed.dump(2, ' ', false, Json::error_handler_t::replace));
-  const auto refusal = dlq::Replayer::refusal(entry);
+  const auto refusal = entry.refusal();
   detail["replayable"] = !refusal.has_value();
   detail["not_replayable_because"] = refusal.value_or("");
   Json history = Json::array();
   for (const invocation::AttemptRecord& record : attempts) {
-    if (record.app != entry.valueOf("app") || record.handler != entry.valueOf("handler")) continue;
+    if (record.app != entry.app() || record.handler != entry.handler()) continue;
     history.push_back({{"attempt", record.attempt},
                        {"consumer", record.consumer},
                        {"started_ms", record.started_ms},
@@ -166,8 +166,7 @@ HttpReply listDeadLetters(ConsoleState& state, const HttpRequest& request) {
   auto length = queue.length();
   if (!length.ok()) return redisFailure("XLEN", length.error());
   Json entries = Json::array();
-  for (const stream::StreamEntry& entry : page->entries)
-    entries.push_back(deadLetterSummary(entry));
+  for (const dlq::Entry& entry : page->entries) entries.push_back(deadLetterSummary(entry));
   return jsonReply({{"key", state.keys.dlq()},
                     {"length", *length},
                     {"total", page->total},
@@ -184,8 +183,7 @@ HttpReply inspectDeadLetter(ConsoleState& state, const HttpRequest& request) {
   auto entry = dlq::DeadLetterQueue(**lease, state.keys.dlq()).find(id);
   if (!entry.ok()) return redisFailure("XRANGE", entry.error());
   if (!*entry) return jsonError(404, "no entry " + id + " in " + state.keys.dlq());
-  auto journal =
-      (*lease)->command({"HGETALL", state.keys.attempts((*entry)->valueOf("original_id"))});
+  auto journal = (*lease)->command({"HGETALL", state.keys.attempts((*entry)->originalId())});
   return jsonReply(deadLetterDetail(**entry, invocation::parseAttempts(hashPairs(journal))));
 }
 
@@ -212,7 +210,7 @@ HttpReply replayDeadLetters(ConsoleState& state, const HttpRequest& request) {
     auto entry = dlq::DeadLetterQueue(**lease, state.keys.dlq()).find(ids.front());
     if (!entry.ok()) return redisFailure("XRANGE", entry.error());
     if (!*entry) return jsonError(404, "no entry " + ids.front() + " in " + state.keys.dlq());
-    if (auto refusal = dlq::Replayer::refusal(**entry)) return jsonError(422, *refusal);
+    if (auto refusal = (*entry)->refusal()) return jsonError(422, *refusal);
   }
   const std::size_t total = ids.size();
   const std::uint64_t job = state.jobs->start(std::move(ids));

@@ -9,8 +9,8 @@
 #include "common/result.h"
 #include "console/console_state.h"
 #include "dlq/dlq_filter.h"
+#include "dlq/entry.h"
 #include "invocation/attempt_journal.h"
-#include "stream/stream_entry.h"
 
 namespace relay::console {
 
@@ -24,10 +24,10 @@ Result<dlq::DlqFilter> parseDlqFilter(const ParamGetter& get);
 
 /// A row of the Dead letters table: id, timestamp, app, handler, kind, reason, attempts, and
 /// the first bytes of the event.
-Json deadLetterSummary(const stream::StreamEntry& entry);
+Json deadLetterSummary(const dlq::Entry& entry);
 /// Everything about one entry: every field as recorded, the event pretty-printed when it is
 /// JSON, whether it can be replayed (and why not), and the journal of its attempts.
-Json deadLetterDetail(const stream::StreamEntry& entry,
+Json deadLetterDetail(const dlq::Entry& entry,
                       const std::vector<invocation::AttemptRecord>& attempts);
 
 /// GET /api/dlq?<filter>&upto=&before=&limit=: one page, the selection's total and bound.

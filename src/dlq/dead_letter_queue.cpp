@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "stream/stream_entry.h"
 #include "stream/stream_id.h"
 
 namespace relay::dlq {
@@ -21,13 +22,13 @@ std::string newestToRead(const DlqFilter& filter, const std::string& upto) {
 DeadLetterQueue::DeadLetterQueue(redis::Connection& redis, std::string key, std::size_t batch)
     : redis_(redis), key_(std::move(key)), batch_(std::max<std::size_t>(batch, 1)) {}
 
-redis::Result<std::optional<stream::StreamEntry>> DeadLetterQueue::find(std::string_view id) {
+redis::Result<std::optional<Entry>> DeadLetterQueue::find(std::string_view id) {
   auto reply = redis_.command({"XRANGE", key_, id, id});
   if (!reply.ok()) return reply.error();
   auto entries = stream::parseEntries(reply->view());
   if (!entries.ok()) return entries.error();
-  if (entries->empty()) return std::optional<stream::StreamEntry>();
-  return std::optional<stream::StreamEntry>(std::move(entries->front()));
+  if (entries->empty()) return std::optional<Entry>();
+  return std::optional<Entry>(Entry::from(std::move(entries->front())));
 }
 
 redis::Result<long long> DeadLetterQueue::length() {
@@ -45,7 +46,7 @@ redis::Result<std::string> DeadLetterQueue::newestId() {
 }
 
 redis::Status DeadLetterQueue::scan(const DlqFilter& filter, const std::string& newest,
-                                    const std::function<bool(stream::StreamEntry&)>& visit) {
+                                    const std::function<bool(Entry&)>& visit) {
   std::string end = newest;
   const std::string start = filter.oldestBound();
   const std::string count = std::to_string(batch_);
@@ -57,7 +58,8 @@ redis::Status DeadLetterQueue::scan(const DlqFilter& filter, const std::string& 
     if (entries->empty()) return {};
     // Taken first: visit() may move the entries away.
     const std::string last = entries->back().id;
-    for (stream::StreamEntry& entry : *entries) {
+    for (stream::StreamEntry& record : *entries) {
+      Entry entry = Entry::from(std::move(record));
       if (filter.matches(entry) && !visit(entry)) return {};
     }
     if (entries->size() < batch_) return {};
@@ -79,9 +81,9 @@ redis::Result<DlqPage> DeadLetterQueue::page(const DlqFilter& filter, std::strin
   const std::string end = newestToRead(filter, page.upto);
   const std::optional<stream::StreamId> cursor = stream::StreamId::parse(before);
   bool more = false;
-  auto scanned = scan(filter, end, [&](stream::StreamEntry& entry) {
+  auto scanned = scan(filter, end, [&](Entry& entry) {
     ++page.total;
-    const std::optional<stream::StreamId> id = stream::StreamId::parse(entry.id);
+    const std::optional<stream::StreamId> id = stream::StreamId::parse(entry.id());
     if (cursor && id && !(*id < *cursor)) return true;  // at or above the cursor: earlier pages
     if (page.entries.size() < limit) {
       page.entries.push_back(std::move(entry));
@@ -91,7 +93,7 @@ redis::Result<DlqPage> DeadLetterQueue::page(const DlqFilter& filter, std::strin
     return true;
   });
   if (!scanned.ok()) return scanned.error();
-  if (more && !page.entries.empty()) page.next = page.entries.back().id;
+  if (more && !page.entries.empty()) page.next = page.entries.back().id();
   return page;
 }
 
@@ -106,11 +108,10 @@ redis::Result<DlqSelection> DeadLetterQueue::select(const DlqFilter& filter,
   } else {
     selection.upto = std::string(upto);
   }
-  auto scanned =
-      scan(filter, newestToRead(filter, selection.upto), [&](stream::StreamEntry& entry) {
-        selection.ids.push_back(entry.id);
-        return true;
-      });
+  auto scanned = scan(filter, newestToRead(filter, selection.upto), [&](Entry& entry) {
+    selection.ids.push_back(entry.id());
+    return true;
+  });
   if (!scanned.ok()) return scanned.error();
   return selection;
 }

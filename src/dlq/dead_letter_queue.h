@@ -8,14 +8,14 @@
 #include <vector>
 
 #include "dlq/dlq_filter.h"
+#include "dlq/entry.h"
 #include "redis/connection.h"
-#include "stream/stream_entry.h"
 
 namespace relay::dlq {
 
 /// One page of a filtered listing, newest first.
 struct DlqPage {
-  std::vector<stream::StreamEntry> entries;
+  std::vector<Entry> entries;
   /// Every entry the filter selects at or below `upto` (not just this page's).
   long long total = 0;
   /// Pass as `before` for the next page; empty when this page is the last.
@@ -40,7 +40,7 @@ class DeadLetterQueue {
 
   const std::string& key() const { return key_; }
   /// The entry `id`, or nullopt when there is none.
-  redis::Result<std::optional<stream::StreamEntry>> find(std::string_view id);
+  redis::Result<std::optional<Entry>> find(std::string_view id);
   /// XLEN.
   redis::Result<long long> length();
   /// The entries `filter` selects at or below `upto` (an id; empty: the newest entry now) and
@@ -58,7 +58,7 @@ class DeadLetterQueue {
   /// Calls `visit` for every entry from `newest` (inclusive bound) down to the filter's oldest
   /// bound, newest first, until it returns false.
   redis::Status scan(const DlqFilter& filter, const std::string& newest,
-                     const std::function<bool(stream::StreamEntry&)>& visit);
+                     const std::function<bool(Entry&)>& visit);
   /// The id of the newest entry, or empty when the stream is empty.
   redis::Result<std::string> newestId();
 

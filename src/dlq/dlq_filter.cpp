@@ -2,7 +2,6 @@
 
 #include <algorithm>
 
-#include "dlq/dlq_kind.h"
 #include "stream/stream_id.h"
 
 namespace relay::dlq {
@@ -19,19 +18,19 @@ bool containsIgnoringCase(std::string_view haystack, std::string_view needle) {
   return found != haystack.end();
 }
 
-bool DlqFilter::matches(const stream::StreamEntry& entry) const {
-  if (!app.empty() && entry.valueOf("app") != app) return false;
-  if (!handler.empty() && entry.valueOf("handler") != handler) return false;
-  if (!kind.empty() && kindName(kindOf(entry)) != kind) return false;
+bool DlqFilter::matches(const Entry& entry) const {
+  if (!app.empty() && entry.app() != app) return false;
+  if (!handler.empty() && entry.handler() != handler) return false;
+  if (kind && entry.kind != *kind) return false;
   if (since_ms || until_ms) {
-    const std::optional<stream::StreamId> id = stream::StreamId::parse(entry.id);
+    const std::optional<stream::StreamId> id = stream::StreamId::parse(entry.id());
     if (!id) return false;
     const auto ms = static_cast<std::int64_t>(id->ms);
     if (since_ms && ms < *since_ms) return false;
     if (until_ms && ms > *until_ms) return false;
   }
-  if (!containsIgnoringCase(entry.valueOf("reason"), reason)) return false;
-  return containsIgnoringCase(entry.valueOf("event"), text);
+  if (!containsIgnoringCase(entry.reason(), reason)) return false;
+  return containsIgnoringCase(entry.event(), text);
 }
 
 std::string DlqFilter::newestBound() const {

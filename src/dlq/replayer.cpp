@@ -3,18 +3,11 @@
 #include <chrono>
 
 #include "catalog/invocation_spec.h"
-#include "common/whole_number.h"
-#include "dlq/dlq_kind.h"
 
 namespace relay::dlq {
 namespace {
 
 using Verdict = ReplayResult::Verdict;
-
-std::string shortened(std::string text, std::size_t width = 60) {
-  if (text.size() > width) text = text.substr(0, width - 3) + "...";
-  return text;
-}
 
 ReplayResult result(Verdict verdict, std::string message) {
   return {verdict, std::move(message), std::nullopt};
@@ -25,22 +18,11 @@ ReplayResult result(Verdict verdict, std::string message) {
 Replayer::Replayer(const app::Snapshot& snapshot, runtime::Runtime& runtime)
     : snapshot_(snapshot), runtime_(runtime) {}
 
-std::optional<std::string> Replayer::refusal(const stream::StreamEntry& entry) {
-  const DlqKind kind = kindOf(entry);
-  if (kind == DlqKind::kHandler) return std::nullopt;
-  const std::string what = kind == DlqKind::kOversized  ? "an oversized message"
-                           : kind == DlqKind::kSchedule ? "a malformed schedule occurrence"
-                                                        : "a malformed message";
-  return "entry " + entry.id + " records " + what + " that never reached a handler (" +
-         shortened(std::string(entry.valueOf("reason"))) +
-         "): there is nothing to replay; inspect it and remove it";
-}
-
 ReplayResult Replayer::replay(redis::Connection& redis, const std::string& dlq_key,
-                              const stream::StreamEntry& entry, runtime::OutputSink& output) const {
-  if (auto refused = refusal(entry)) return result(Verdict::kRefused, *refused);
-  const std::string app_name(entry.valueOf("app"));
-  const std::string handler(entry.valueOf("handler"));
+                              const Entry& entry, runtime::OutputSink& output) const {
+  if (auto refused = entry.refusal()) return result(Verdict::kRefused, *refused);
+  const std::string app_name(entry.app());
+  const std::string handler(entry.handler());
   const app::AppEntry* app_entry = snapshot_.find(app_name);
   if (app_entry == nullptr) {
     return result(Verdict::kNotRunnable, "app \"" + app_name + "\" no longer exists in " +
@@ -70,12 +52,11 @@ ReplayResult Replayer::replay(redis::Connection& redis, const std::string& dlq_k
                                              " runtime cannot run " + app_name +
                                              " now: " + available.reason + "; the entry stays");
   }
-  const auto attempts = leadingWholeNumber<long long>(entry.valueOf("handler_attempts"));
-  const std::string event(entry.valueOf("event"));
+  const std::string event(entry.event());
   // The original message id keeps RELAY_INVOCATION_ID the idempotency key it was.
-  const runtime::InvocationSpec spec =
-      catalog::invocationSpec(app, handler, *timeout, std::string(entry.valueOf("original_id")),
-                              static_cast<int>(attempts) + 1, runtime::Trigger::kReplay, event);
+  const runtime::InvocationSpec spec = catalog::invocationSpec(
+      app, handler, *timeout, std::string(entry.originalId()),
+      static_cast<int>(entry.handler_attempts) + 1, runtime::Trigger::kReplay, event);
   const Result<runtime::Outcome> outcome = runtime_.run(spec, output);
   if (!outcome.ok()) {
     return result(Verdict::kNotRunnable, "the " + std::string(runtime_.name()) +
@@ -90,19 +71,19 @@ ReplayResult Replayer::replay(redis::Connection& redis, const std::string& dlq_k
   if (!outcome->succeeded) {
     done.verdict = Verdict::kFailed;
     done.message = invocation + " failed (" + outcome->reason + ", " + took + "); entry " +
-                   entry.id + " stays in " + dlq_key;
+                   entry.id() + " stays in " + dlq_key;
     return done;
   }
-  auto removed = redis.command({"XDEL", dlq_key, entry.id});
+  auto removed = redis.command({"XDEL", dlq_key, entry.id()});
   if (!removed.ok()) {
     done.verdict = Verdict::kRemoveFailed;
-    done.message = invocation + " succeeded (" + took + ") but removing entry " + entry.id +
+    done.message = invocation + " succeeded (" + took + ") but removing entry " + entry.id() +
                    " failed: " + removed.error().message;
     return done;
   }
   done.verdict = Verdict::kSucceeded;
   done.message =
-      "replayed " + entry.id + ": " + invocation + " succeeded in " + took + "; " +
+      "replayed " + entry.id() + ": " + invocation + " succeeded in " + took + "; " +
       (removed->integer().ok() && *removed->integer() == 1 ? "removed it from " + dlq_key
                                                            : "it was already gone from " + dlq_key);
   return done;

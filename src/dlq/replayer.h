@@ -4,9 +4,9 @@
 #include <string>
 
 #include "app/snapshot.h"
+#include "dlq/entry.h"
 #include "redis/connection.h"
 #include "runtime/runtime.h"
-#include "stream/stream_entry.h"
 
 namespace relay::dlq {
 
@@ -30,17 +30,13 @@ struct ReplayResult {
 /// event (RELAY_TRIGGER=replay, the original message id, attempt = recorded attempts + 1)
 /// through `runtime`, against the apps of `snapshot` as they are now, outside the stream
 /// lifecycle; success XDELs the entry, anything else leaves it. Entries that never reached a
-/// handler are refused before anything runs. Blocks while the handler runs.
+/// handler are refused (Entry::refusal) before anything runs. Blocks while the handler runs.
 class Replayer {
  public:
   Replayer(const app::Snapshot& snapshot, runtime::Runtime& runtime);
 
-  ReplayResult replay(redis::Connection& redis, const std::string& dlq_key,
-                      const stream::StreamEntry& entry, runtime::OutputSink& output) const;
-
-  /// Why `entry` cannot be replayed whatever the apps are (its kind is not `handler`), or
-  /// nullopt when it names a handler to run.
-  static std::optional<std::string> refusal(const stream::StreamEntry& entry);
+  ReplayResult replay(redis::Connection& redis, const std::string& dlq_key, const Entry& entry,
+                      runtime::OutputSink& output) const;
 
  private:
   const app::Snapshot& snapshot_;

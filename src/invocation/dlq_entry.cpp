@@ -2,6 +2,28 @@
 
 namespace relay::invocation {
 
+std::string_view kindName(DlqKind kind) {
+  switch (kind) {
+    case DlqKind::kHandler:
+      return "handler";
+    case DlqKind::kMalformed:
+      return "malformed";
+    case DlqKind::kOversized:
+      return "oversized";
+    case DlqKind::kSchedule:
+      return "schedule";
+  }
+  return "malformed";
+}
+
+std::optional<DlqKind> parseKind(std::string_view name) {
+  for (DlqKind kind :
+       {DlqKind::kHandler, DlqKind::kMalformed, DlqKind::kOversized, DlqKind::kSchedule}) {
+    if (kindName(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
 std::vector<std::pair<std::string, std::string>> DlqEntry::fields() const {
   std::vector<std::pair<std::string, std::string>> out = {
       {"original_stream", original_stream},
@@ -10,7 +32,7 @@ std::vector<std::pair<std::string, std::string>> DlqEntry::fields() const {
       {"consumer", consumer},
       {"event", event},
       {"reason", reason},
-      {"kind", kind},
+      {"kind", std::string(kindName(kind))},
       {"app", app},
       {"handler", handler},
       {"deliveries", std::to_string(deliveries)},

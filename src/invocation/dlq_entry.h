@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -7,12 +8,21 @@
 
 namespace relay::invocation {
 
-/// Why an entry was dead-lettered (its `kind` field, docs/pipeline.md): only a `handler` entry
-/// names a handler that ran and can be replayed.
-inline constexpr std::string_view kDlqKindHandler = "handler";      // exhausted its attempts
-inline constexpr std::string_view kDlqKindMalformed = "malformed";  // not a JSON object event
-inline constexpr std::string_view kDlqKindOversized = "oversized";  // over MAX_EVENT_BYTES
-inline constexpr std::string_view kDlqKindSchedule = "schedule";    // a malformed occurrence
+/// Why an entry was dead-lettered (its `kind` field, docs/pipeline.md "Dead-letter entries"):
+/// only a kHandler entry names a handler that ran and can be replayed. The one vocabulary of
+/// the entry's kind, written by the lifecycle and read back by src/dlq.
+enum class DlqKind {
+  kHandler,    // exhausted its attempts
+  kMalformed,  // not a JSON object event
+  kOversized,  // over MAX_EVENT_BYTES
+  kSchedule,   // a malformed schedule occurrence
+};
+
+/// `handler`, `malformed`, `oversized`, `schedule`: the values of the entry's `kind` field (and
+/// the `reason` label of relay_dlq_entries_total).
+std::string_view kindName(DlqKind kind);
+/// The kind `name` names exactly; nullopt for anything else.
+std::optional<DlqKind> parseKind(std::string_view name);
 
 /// One dead-letter entry: the fields of docs/pipeline.md "Dead-letter entries", in that order.
 struct DlqEntry {
@@ -22,8 +32,8 @@ struct DlqEntry {
   std::string consumer;
   std::string event;   // the raw event value, or a short summary for an oversized one
   std::string reason;  // `exit 3`, `timeout 20s`, `malformed: ...`, `oversized: ...`
-  std::string kind;    // one of the kDlqKind* names
-  std::string app;     // `-` for a malformed message
+  DlqKind kind = DlqKind::kMalformed;
+  std::string app;  // `-` for a malformed message
   std::string handler;
   long long deliveries = 0;        // the PEL delivery count: diagnostic only
   long long handler_attempts = 0;  // real executions

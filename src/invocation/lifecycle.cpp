@@ -140,7 +140,7 @@ Delivery Lifecycle::writeOwed(LifecycleStore& store, const Message& message, con
   for (const auto& [index, attempts] : verdict.owed) {
     const PlannedInvocation& planned = plan.invocations.at(index);
     const DlqEntry entry =
-        dlqEntry(message, kDlqKindHandler, planned.app, planned.handler,
+        dlqEntry(message, DlqKind::kHandler, planned.app, planned.handler,
                  "exhausted after " + std::to_string(attempts) + " attempts", attempts);
     auto written = store.writeDlq(message.id, planned.field(), entry);
     if (!written.ok() || written->kind == DlqVerdict::Kind::kStale) {
@@ -155,7 +155,8 @@ Delivery Lifecycle::writeOwed(LifecycleStore& store, const Message& message, con
     }
     for (int i = 0; i < written->stats_failures; ++i) metrics_.countRedisError("stats");
     if (written->kind == DlqVerdict::Kind::kRetained) return Delivery::kStale;
-    if (written->kind == DlqVerdict::Kind::kWritten) metrics_.countDlqEntry("handler");
+    if (written->kind == DlqVerdict::Kind::kWritten)
+      metrics_.countDlqEntry(kindName(DlqKind::kHandler));
     if (written->acked) return Delivery::kAcked;
   }
   return Delivery::kPending;
@@ -262,7 +263,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   if (!outcome->succeeded) {
     result.output_tail = output.text();
     if (attempt >= planned.max_attempts) {
-      dlq = dlqEntry(message, kDlqKindHandler, planned.app, planned.handler, outcome->reason,
+      dlq = dlqEntry(message, DlqKind::kHandler, planned.app, planned.handler, outcome->reason,
                      attempt);
       dlq->exit_reason = outcome->reason;
       dlq->output_tail = result.output_tail;
@@ -301,7 +302,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
       break;
     case CompleteVerdict::Kind::kExhausted:
       metrics_.countInvocation(planned.app, planned.handler, "exhausted");
-      if (recorded->dlq_written) metrics_.countDlqEntry("handler");
+      if (recorded->dlq_written) metrics_.countDlqEntry(kindName(DlqKind::kHandler));
       fields.emplace_back("outcome", "exhausted");
       fields.emplace_back("reason", outcome->reason);
       logger_.error("invocation exhausted its retries: dead-lettered", fields);
@@ -315,7 +316,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   return recorded->acked ? Step::kAcked : Step::kContinue;
 }
 
-DlqEntry Lifecycle::dlqEntry(const Message& message, std::string_view kind, std::string app,
+DlqEntry Lifecycle::dlqEntry(const Message& message, DlqKind kind, std::string app,
                              std::string handler, std::string reason, int attempts) const {
   DlqEntry entry;
   entry.original_stream = settings_.keys.stream;

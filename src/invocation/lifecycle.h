@@ -106,8 +106,8 @@ class Lifecycle {
   /// Writes `record` to the message's attempt journal (best effort).
   void journal(LifecycleStore& store, const Message& message, const AttemptRecord& record);
   /// The one DLQ entry builder (docs/pipeline.md "Dead-letter entries").
-  DlqEntry dlqEntry(const Message& message, std::string_view kind, std::string app,
-                    std::string handler, std::string reason, int attempts) const;
+  DlqEntry dlqEntry(const Message& message, DlqKind kind, std::string app, std::string handler,
+                    std::string reason, int attempts) const;
 
   LifecycleSettings settings_;
   Catalog& catalog_;

@@ -29,14 +29,14 @@ std::string_view unrunnableLabel(Classification::Kind kind) {
 }
 
 // The entry's `kind`, also relay_dlq_entries_total{reason}.
-std::string_view dlqKind(Classification::Kind kind) {
+DlqKind dlqKind(Classification::Kind kind) {
   switch (kind) {
     case Classification::Kind::kOversized:
-      return kDlqKindOversized;
+      return DlqKind::kOversized;
     case Classification::Kind::kBadSchedule:
-      return kDlqKindSchedule;
+      return DlqKind::kSchedule;
     default:
-      return kDlqKindMalformed;
+      return DlqKind::kMalformed;
   }
 }
 
@@ -153,7 +153,7 @@ Delivery Lifecycle::afterSettle(const Message& message, const Classification& wh
       return Delivery::kStale;
     case DlqVerdict::Kind::kWritten:
       metrics_.countEvent(unrunnableLabel(what.kind));
-      metrics_.countDlqEntry(dlqKind(what.kind));
+      metrics_.countDlqEntry(kindName(dlqKind(what.kind)));
       break;
     default:
       break;

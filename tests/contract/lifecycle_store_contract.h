@@ -57,7 +57,7 @@ inline DlqEntry dlqFor(const std::string& id, const std::string& app, const std:
   entry.consumer = "w1";
   entry.event = R"({"kind":"order"})";
   entry.reason = "exit 3";
-  entry.kind = app == "-" ? kDlqKindMalformed : kDlqKindHandler;
+  entry.kind = app == "-" ? DlqKind::kMalformed : DlqKind::kHandler;
   entry.app = app;
   entry.handler = handler;
   entry.handler_attempts = attempts;

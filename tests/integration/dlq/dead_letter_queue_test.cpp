@@ -28,9 +28,9 @@ class DeadLetterQueueTest : public RedisTest {
     EXPECT_TRUE(reply.ok()) << reply.error().message;
     return id;
   }
-  std::vector<std::string> ids(const std::vector<stream::StreamEntry>& entries) {
+  std::vector<std::string> ids(const std::vector<dlq::Entry>& entries) {
     std::vector<std::string> out;
-    for (const auto& entry : entries) out.push_back(entry.id);
+    for (const auto& entry : entries) out.push_back(entry.id());
     return out;
   }
 
@@ -110,7 +110,9 @@ TEST_F(DeadLetterQueueTest, FindAndRemoveWorkOnExactIds) {
   auto found = queue.find(b);
   ASSERT_TRUE(found.ok());
   ASSERT_TRUE(found->has_value());
-  EXPECT_EQ(*(*found)->find("app"), "shop");
+  EXPECT_EQ((*found)->app(), "shop");
+  EXPECT_EQ((*found)->kind, dlq::DlqKind::kHandler);
+  EXPECT_EQ((*found)->handler_attempts, 5);
   auto missing = queue.find("5-5");
   ASSERT_TRUE(missing.ok());
   EXPECT_FALSE(missing->has_value());

@@ -51,7 +51,7 @@ class DlqCli : public RedisTest {
     dlq.consumer = "host-1";
     dlq.event = std::move(event);
     dlq.reason = std::move(reason);
-    dlq.kind = "handler";
+    dlq.kind = invocation::DlqKind::kHandler;
     dlq.app = "shop";
     dlq.handler = "bin/record.sh";
     dlq.deliveries = 6;
@@ -60,11 +60,13 @@ class DlqCli : public RedisTest {
     return dlq;
   }
   // `extra`: fields after the entry's own (the last attempt's exit reason and output tail).
+  // Without `kind`, the entry is as written before Relay recorded kinds.
   std::string add(const invocation::DlqEntry& dlq,
-                  const std::vector<std::pair<std::string, std::string>>& extra = {}) {
+                  const std::vector<std::pair<std::string, std::string>>& extra = {},
+                  bool with_kind = true) {
     std::vector<std::string> command = {"XADD", "relay:events:dlq", "*"};
     for (const auto& [name, value] : dlq.fields()) {
-      if (name == "kind" && value.empty()) continue;  // as written before Relay recorded kinds
+      if (name == "kind" && !with_kind) continue;
       command.push_back(name);
       command.push_back(value);
     }
@@ -268,7 +270,7 @@ TEST_F(DlqCli, AFailedReplayKeepsTheEntryAndSaysWhy) {
 
 TEST_F(DlqCli, AMalformedEntryIsNotReplayable) {
   invocation::DlqEntry malformed = entry("{oops", "malformed: invalid JSON");
-  malformed.kind = "malformed";
+  malformed.kind = invocation::DlqKind::kMalformed;
   malformed.app = "-";
   malformed.handler = "-";
   malformed.handler_attempts = 0;
@@ -286,17 +288,18 @@ TEST_F(DlqCli, AMalformedEntryIsNotReplayable) {
 TEST_F(DlqCli, OversizedAndMalformedScheduleEntriesAreRefusedAndNothingRuns) {
   invocation::DlqEntry oversized =
       entry(R"({"kind":"order","pad":"xxxx)", "oversized: 300000 bytes > MAX_EVENT_BYTES 262144");
-  oversized.kind = "oversized";
+  oversized.kind = invocation::DlqKind::kOversized;
   oversized.app = "-";
   oversized.handler = "-";
   oversized.handler_attempts = 0;
   invocation::DlqEntry schedule = entry(R"({"kind":"order"})", "occurrence id does not recompute");
-  schedule.kind = "schedule";  // names a real app and handler: still never to be run
+  schedule.kind =
+      invocation::DlqKind::kSchedule;  // names a real app and handler: still never to be run
   schedule.handler_attempts = 0;
   for (const invocation::DlqEntry& dlq : {oversized, schedule}) {
     const std::string id = add(dlq);
     const BinaryRun run = relay({"dlq", "replay", id});
-    EXPECT_EQ(run.exit_code, 2) << dlq.kind << ": " << run.err;
+    EXPECT_EQ(run.exit_code, 2) << invocation::kindName(dlq.kind) << ": " << run.err;
     EXPECT_NE(run.err.find("relay dlq replay: entry " + id), std::string::npos) << run.err;
     EXPECT_NE(run.err.find("never reached a handler (" + dlq.reason.substr(0, 20)),
               std::string::npos)
@@ -313,9 +316,8 @@ TEST_F(DlqCli, OversizedAndMalformedScheduleEntriesAreRefusedAndNothingRuns) {
 
 TEST_F(DlqCli, AnEntryWithoutAKindThatNeverRanAHandlerIsRefused) {
   invocation::DlqEntry legacy = entry(R"({"kind":"order"})", "relay_schedule: bad envelope");
-  legacy.kind.clear();  // written before Relay recorded kinds
   legacy.handler_attempts = 0;
-  const std::string id = add(legacy);
+  const std::string id = add(legacy, {}, /*with_kind=*/false);  // before Relay recorded kinds
   const BinaryRun run = relay({"dlq", "replay", id});
   EXPECT_EQ(run.exit_code, 2) << run.err;
   EXPECT_EQ(recorded("stdin"), "");
@@ -324,8 +326,7 @@ TEST_F(DlqCli, AnEntryWithoutAKindThatNeverRanAHandlerIsRefused) {
 
 TEST_F(DlqCli, AnEntryWithoutAKindThatRanAHandlerIsStillReplayable) {
   invocation::DlqEntry legacy = entry(R"({"kind":"order","fail":false})");
-  legacy.kind.clear();
-  const BinaryRun run = relay({"dlq", "replay", add(legacy)});
+  const BinaryRun run = relay({"dlq", "replay", add(legacy, {}, /*with_kind=*/false)});
   EXPECT_EQ(run.exit_code, 0) << run.err;
   EXPECT_EQ(dlqLength(), 0);
 }

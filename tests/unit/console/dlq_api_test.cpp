@@ -17,7 +17,7 @@ ParamGetter params(std::map<std::string, std::string> values) {
   };
 }
 
-stream::StreamEntry handlerEntry(std::string event = R"({"order":"A-1"})") {
+invocation::Message handlerRecord(std::string event = R"({"order":"A-1"})") {
   return {"1790000000123-0",
           {{"original_id", "1789999999000-0"},
            {"event", std::move(event)},
@@ -27,6 +27,10 @@ stream::StreamEntry handlerEntry(std::string event = R"({"order":"A-1"})") {
            {"handler", "bin/pay.sh"},
            {"handler_attempts", "5"},
            {"timestamp", "2026-09-21T10:00:00.123Z"}}};
+}
+
+dlq::Entry handlerEntry(std::string event = R"({"order":"A-1"})") {
+  return dlq::Entry::from(handlerRecord(std::move(event)));
 }
 
 TEST(ParseDlqFilter, ReadsEveryParameterAndLeavesEmptyOnesOut) {
@@ -40,7 +44,7 @@ TEST(ParseDlqFilter, ReadsEveryParameterAndLeavesEmptyOnesOut) {
   ASSERT_TRUE(filter.ok()) << filter.error().message;
   EXPECT_EQ(filter->app, "shop");
   EXPECT_EQ(filter->handler, "");
-  EXPECT_EQ(filter->kind, "handler");
+  EXPECT_EQ(filter->kind, dlq::DlqKind::kHandler);
   EXPECT_EQ(filter->reason, "exit");
   EXPECT_EQ(filter->text, "A-1");
   EXPECT_EQ(filter->since_ms, 1789984800000);  // 2026-09-21T10:00:00Z
@@ -92,12 +96,12 @@ TEST(DeadLetterDetail, PrettyPrintsJsonAndKeepsTheAttemptsOfItsOwnHandler) {
 }
 
 TEST(DeadLetterDetail, AMalformedEntryIsNotReplayableAndItsEventStaysRaw) {
-  stream::StreamEntry malformed = handlerEntry("{not json <script>");
+  invocation::Message malformed = handlerRecord("{not json <script>");
   for (auto& [name, value] : malformed.fields) {
     if (name == "kind") value = "malformed";
     if (name == "app" || name == "handler") value = "-";
   }
-  const Json detail = deadLetterDetail(malformed, {});
+  const Json detail = deadLetterDetail(dlq::Entry::from(std::move(malformed)), {});
   EXPECT_EQ(detail["replayable"], false);
   EXPECT_NE(detail["not_replayable_because"].get<std::string>().find("a malformed message"),
             std::string::npos);

@@ -7,20 +7,20 @@
 namespace relay::dlq {
 namespace {
 
-stream::StreamEntry entry(std::string id, std::string app, std::string handler, std::string reason,
-                          std::string event, std::string kind = "handler") {
-  return {std::move(id),
-          {{"event", std::move(event)},
-           {"reason", std::move(reason)},
-           {"kind", std::move(kind)},
-           {"app", std::move(app)},
-           {"handler", std::move(handler)},
-           {"handler_attempts", "5"}}};
+Entry entry(std::string id, std::string app, std::string handler, std::string reason,
+            std::string event, std::string kind = "handler") {
+  return Entry::from({std::move(id),
+                      {{"event", std::move(event)},
+                       {"reason", std::move(reason)},
+                       {"kind", std::move(kind)},
+                       {"app", std::move(app)},
+                       {"handler", std::move(handler)},
+                       {"handler_attempts", "5"}}});
 }
 
-const stream::StreamEntry kShop =
+const Entry kShop =
     entry("1000-0", "shop", "bin/pay.sh", "exit 3", R"({"order":"A-17","note":"Ünïcode"})");
-const stream::StreamEntry kMalformed =
+const Entry kMalformed =
     entry("2000-5", "-", "-", "malformed: invalid JSON", "{oops <script>", "malformed");
 
 TEST(DlqFilter, TheEmptyFilterSelectsEverything) {
@@ -38,9 +38,9 @@ TEST(DlqFilter, AppAndHandlerAreExactNames) {
 }
 
 TEST(DlqFilter, KindUsesTheRecordedKind) {
-  EXPECT_TRUE((DlqFilter{.kind = "handler"}.matches(kShop)));
-  EXPECT_FALSE((DlqFilter{.kind = "handler"}.matches(kMalformed)));
-  EXPECT_TRUE((DlqFilter{.kind = "malformed"}.matches(kMalformed)));
+  EXPECT_TRUE((DlqFilter{.kind = DlqKind::kHandler}.matches(kShop)));
+  EXPECT_FALSE((DlqFilter{.kind = DlqKind::kHandler}.matches(kMalformed)));
+  EXPECT_TRUE((DlqFilter{.kind = DlqKind::kMalformed}.matches(kMalformed)));
 }
 
 TEST(DlqFilter, ReasonAndTextAreCaseInsensitiveSubstrings) {

@@ -1,17 +1,18 @@
-// The kind of a dead-letter entry decides whether it can be replayed: the recorded field, or
-// for entries without one, their structure (never the reason text).
-#include "dlq/dlq_kind.h"
+// A dead-letter entry read back: parsed once (Entry::from). Its kind decides whether it can be
+// replayed: the recorded field, or for entries without one, their structure (never the reason
+// text).
+#include "dlq/entry.h"
 
 #include <gtest/gtest.h>
-
-#include "dlq/replayer.h"
 
 namespace relay::dlq {
 namespace {
 
-stream::StreamEntry entry(std::vector<std::pair<std::string, std::string>> fields) {
-  return {"1-0", std::move(fields)};
+Entry entry(std::vector<std::pair<std::string, std::string>> fields) {
+  return Entry::from({"1-0", std::move(fields)});
 }
+
+DlqKind kindOf(const Entry& entry) { return entry.kind; }
 
 TEST(DlqKind, TheRecordedKindWins) {
   EXPECT_EQ(kindOf(entry({{"kind", "handler"}, {"app", "shop"}, {"handler", "h"}})),
@@ -57,19 +58,53 @@ TEST(DlqKind, NamesRoundTrip) {
   EXPECT_EQ(parseKind("Handler"), std::nullopt);
 }
 
-TEST(ReplayerRefusal, OnlyHandlerEntriesAreReplayable) {
-  EXPECT_EQ(Replayer::refusal(entry({{"kind", "handler"}, {"app", "shop"}, {"handler", "h"}})),
+TEST(EntryRefusal, OnlyHandlerEntriesAreReplayable) {
+  EXPECT_EQ(entry({{"kind", "handler"}, {"app", "shop"}, {"handler", "h"}}).refusal(),
             std::nullopt);
   const auto oversized =
-      Replayer::refusal(entry({{"kind", "oversized"}, {"reason", "oversized: 300000 bytes"}}));
+      entry({{"kind", "oversized"}, {"reason", "oversized: 300000 bytes"}}).refusal();
   ASSERT_TRUE(oversized);
   EXPECT_NE(oversized->find("an oversized message that never reached a handler "
                             "(oversized: 300000 bytes)"),
             std::string::npos)
       << *oversized;
-  const auto schedule = Replayer::refusal(entry({{"kind", "schedule"}, {"reason", "bad id"}}));
+  const auto schedule = entry({{"kind", "schedule"}, {"reason", "bad id"}}).refusal();
   ASSERT_TRUE(schedule);
   EXPECT_NE(schedule->find("a malformed schedule occurrence"), std::string::npos);
+}
+
+TEST(Entry, ReadsEveryFieldOnceAndKeepsTheRecord) {
+  const Entry read = Entry::from({"1790000000123-0",
+                                  {{"original_id", "1789999999000-0"},
+                                   {"event", R"({"order":"A-1"})"},
+                                   {"reason", "exit 3"},
+                                   {"kind", "handler"},
+                                   {"app", "shop"},
+                                   {"handler", "bin/pay.sh"},
+                                   {"handler_attempts", "5"},
+                                   {"timestamp", "2026-09-21T10:00:00.123Z"},
+                                   {"output_tail", "boom\n"}}});
+  EXPECT_EQ(read.id(), "1790000000123-0");
+  EXPECT_EQ(read.kind, DlqKind::kHandler);
+  EXPECT_EQ(read.handler_attempts, 5);
+  EXPECT_EQ(read.app(), "shop");
+  EXPECT_EQ(read.handler(), "bin/pay.sh");
+  EXPECT_EQ(read.reason(), "exit 3");
+  EXPECT_EQ(read.event(), R"({"order":"A-1"})");
+  EXPECT_EQ(read.originalId(), "1789999999000-0");
+  EXPECT_EQ(read.timestamp(), "2026-09-21T10:00:00.123Z");
+  ASSERT_NE(read.outputTail(), nullptr);
+  EXPECT_EQ(*read.outputTail(), "boom\n");
+  EXPECT_EQ(read.record.fields.size(), 9u);
+}
+
+TEST(Entry, MissingFieldsReadAsEmptyAndALooseCountAsWhatItStartsWith) {
+  const Entry bare = entry({});
+  EXPECT_EQ(bare.app(), "");
+  EXPECT_EQ(bare.handler_attempts, 0);
+  EXPECT_EQ(bare.outputTail(), nullptr);
+  EXPECT_EQ(entry({{"handler_attempts", "3 attempts"}}).handler_attempts, 3);
+  EXPECT_EQ(entry({{"handler_attempts", "many"}}).handler_attempts, 0);
 }
 
 }  // namespace
