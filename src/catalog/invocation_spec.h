@@ -10,7 +10,8 @@
 namespace relay::catalog {
 
 /// The runtime's view of one invocation of `handler` of `app` (the bridge between the app
-/// model and the runtime interface, which know nothing of each other). `input` must outlive
+/// model and the runtime interface: `app` uses the runtime's handler contract, but the runtime
+/// knows nothing of apps, so the spec is built here). `input` must outlive
 /// the returned spec.
 runtime::InvocationSpec invocationSpec(const app::App& app, std::string_view handler,
                                        std::chrono::milliseconds timeout,

@@ -43,8 +43,8 @@ Json invocationsJson(const std::vector<std::pair<std::string, std::string>>& sta
     const auto found = fields.find(name);
     return found == fields.end() ? nullptr : &found->second;
   };
-  // Dispatch order and attempt budgets from the plan (docs/pipeline.md "The plan"); fields the
-  // plan does not name (a state written by an older Relay) follow in hash order.
+  // Dispatch order and attempt budgets from the plan (docs/pipeline.md "One message", step 3);
+  // fields the plan does not name (a state written by an older Relay) follow in hash order.
   std::vector<std::string> names;
   std::map<std::string, int, std::less<>> max_attempts;
   if (const std::string* text = value(invocation::kPlanField)) {

@@ -25,9 +25,9 @@ struct ReplayResult {
   std::optional<runtime::Outcome> outcome;  // once the handler ran
 };
 
-/// The one replay of a dead-letter entry (docs/operations.md "relay dlq replay"), shared by
-/// `relay dlq replay` and `relay console`: runs the recorded app/handler once with the recorded
-/// event (RELAY_TRIGGER=replay, the original message id, attempt = recorded attempts + 1)
+/// The one replay of a dead-letter entry (docs/operations.md "Dead-letter queue: `relay dlq`"),
+/// shared by `relay dlq replay` and `relay console`: runs the recorded app/handler once with the
+/// recorded event (RELAY_TRIGGER=replay, the original message id, attempt = recorded attempts + 1)
 /// through `runtime`, against the apps of `snapshot` as they are now, outside the stream
 /// lifecycle; success XDELs the entry, anything else leaves it. Entries that never reached a
 /// handler are refused (Entry::refusal) before anything runs. Blocks while the handler runs.

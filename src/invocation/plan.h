@@ -11,7 +11,7 @@
 namespace relay::invocation {
 
 /// One invocation a message owes: which handler, with how many attempts and which timeout. Fixed
-/// at the message's first classification (docs/pipeline.md "The plan").
+/// at the message's first classification (docs/pipeline.md "One message", step 3).
 struct PlannedInvocation {
   std::string app;
   std::string handler;
