@@ -1,33 +1,17 @@
 #!/usr/bin/env python3
 """Tests of scripts/check-includes: a wrong-way include fails with file:line, both in a small
 synthetic tree and in a copy of this repository's own src/ and ARCHITECTURE.md."""
-import pathlib
 import shutil
-import subprocess
-import sys
-import tempfile
-import textwrap
 import unittest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
-CHECK = REPO / "scripts" / "check-includes"
+from tree_check import REPO, TreeTest, run_check, write
 
 
 def run(root):
-    return subprocess.run([sys.executable, str(CHECK), "--root", str(root)],
-                          capture_output=True, text=True, check=False)
+    return run_check("check-includes", root)
 
 
-def write(root, relative, text):
-    path = root / relative
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text))
-
-
-class IncludeGraph(unittest.TestCase):
-    def setUp(self):
-        self.root = pathlib.Path(tempfile.mkdtemp(prefix="relay-includes-"))
-        self.addCleanup(shutil.rmtree, self.root)
+class IncludeGraph(TreeTest):
 
     def small_tree(self):
         write(self.root, "src/CMakeLists.txt",
