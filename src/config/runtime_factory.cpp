@@ -1,29 +1,22 @@
 #include "config/runtime_factory.h"
 
+#include "common/enum_names.h"
 #include "runtime/docker/docker_runtime.h"
 #include "runtime/process/process_runtime.h"
 #include "runtime/sandbox/sandbox_runtime.h"
 
 namespace relay::config {
 
-std::string_view backendName(Backend backend) {
-  switch (backend) {
-    case Backend::kSandbox:
-      return "sandbox";
-    case Backend::kDocker:
-      return "docker";
-    case Backend::kProcess:
-      return "process";
-  }
-  return "sandbox";
-}
+// RELAY_RUNTIME's and --runtime's values.
+constexpr EnumNames<Backend, 3> kBackendNames = {{{
+    {Backend::kSandbox, "sandbox"},
+    {Backend::kDocker, "docker"},
+    {Backend::kProcess, "process"},
+}}};
 
-std::optional<Backend> backendFromName(std::string_view name) {
-  for (const Backend backend : {Backend::kSandbox, Backend::kDocker, Backend::kProcess}) {
-    if (name == backendName(backend)) return backend;
-  }
-  return std::nullopt;
-}
+std::string_view backendName(Backend backend) { return kBackendNames.name(backend); }
+
+std::optional<Backend> backendFromName(std::string_view name) { return kBackendNames.parse(name); }
 
 Result<std::unique_ptr<runtime::Runtime>> makeRuntime(Backend backend, Clock& clock,
                                                       const std::string& docker_host,

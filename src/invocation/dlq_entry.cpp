@@ -1,28 +1,20 @@
 #include "invocation/dlq_entry.h"
 
+#include "common/enum_names.h"
+
 namespace relay::invocation {
 
-std::string_view kindName(DlqKind kind) {
-  switch (kind) {
-    case DlqKind::kHandler:
-      return "handler";
-    case DlqKind::kMalformed:
-      return "malformed";
-    case DlqKind::kOversized:
-      return "oversized";
-    case DlqKind::kSchedule:
-      return "schedule";
-  }
-  return "malformed";
-}
+// The values of the entry's `kind` field.
+constexpr EnumNames<DlqKind, 4> kKindNames = {{{
+    {DlqKind::kHandler, "handler"},
+    {DlqKind::kMalformed, "malformed"},
+    {DlqKind::kOversized, "oversized"},
+    {DlqKind::kSchedule, "schedule"},
+}}};
 
-std::optional<DlqKind> parseKind(std::string_view name) {
-  for (DlqKind kind :
-       {DlqKind::kHandler, DlqKind::kMalformed, DlqKind::kOversized, DlqKind::kSchedule}) {
-    if (kindName(kind) == name) return kind;
-  }
-  return std::nullopt;
-}
+std::string_view kindName(DlqKind kind) { return kKindNames.name(kind); }
+
+std::optional<DlqKind> parseKind(std::string_view name) { return kKindNames.parse(name); }
 
 std::vector<std::pair<std::string, std::string>> DlqEntry::fields() const {
   std::vector<std::pair<std::string, std::string>> out = {
