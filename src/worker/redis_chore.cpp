@@ -1,6 +1,7 @@
 #include "worker/redis_chore.h"
 
 #include "common/thread_name.h"
+#include "redis/reconnect.h"
 
 namespace relay::worker {
 
@@ -25,14 +26,9 @@ void RedisChore::stop() {
 void RedisChore::loop(std::chrono::milliseconds interval, const Hooks& hooks) {
   std::unique_ptr<redis::Connection> redis;
   while (!stopping_.requested()) {
-    if (!redis || !redis->ok()) {
-      auto created = redis::Connection::create(endpoint_);
-      if (created.ok()) {
-        redis = std::move(created).value();
-      } else {
-        redis.reset();
-        hooks.unreachable(created.error());
-      }
+    if (auto connected = redis::reconnect(redis, endpoint_); !connected.ok()) {
+      redis.reset();
+      hooks.unreachable(connected.error());
     }
     if (redis) hooks.round(*redis);
     stopping_.sleepFor(clock_, interval);

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "redis/reconnect.h"
+
 namespace relay::worker {
 
 RedisTemplateKeeper::RedisTemplateKeeper(redis::Endpoint endpoint, invocation::StreamKeys keys,
@@ -10,15 +12,11 @@ RedisTemplateKeeper::RedisTemplateKeeper(redis::Endpoint endpoint, invocation::S
     : endpoint_(std::move(endpoint)), keys_(std::move(keys)), metrics_(metrics), logger_(logger) {}
 
 redis::Connection* RedisTemplateKeeper::connection() {
-  if (!connection_ || !connection_->ok()) {
-    auto created = redis::Connection::create(endpoint_);
-    if (!created.ok()) {
-      metrics_.countRedisError("connect");
-      logger_.warn("cannot reach redis for the kept app templates",
-                   {{"redis", endpoint_.describe()}, {"error", created.error().message}});
-      return nullptr;
-    }
-    connection_ = std::move(created).value();
+  if (auto connected = redis::reconnect(connection_, endpoint_); !connected.ok()) {
+    metrics_.countRedisError("connect");
+    logger_.warn("cannot reach redis for the kept app templates",
+                 {{"redis", endpoint_.describe()}, {"error", connected.error().message}});
+    return nullptr;
   }
   return connection_.get();
 }
