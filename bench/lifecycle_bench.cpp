@@ -156,8 +156,10 @@ std::pair<ServerCost, ServerCost> run(const redis::Endpoint& endpoint, const std
   // One more message than measured: its calls load the scripts.
   std::vector<std::string> ids = deliver(**redis, stream, messages + 1);
   const Plan plan = planOf(invocations);
-  const std::vector<bool> runnable(plan.invocations.size(), true);
-  const ClaimTimes times;
+  StartRequest request;
+  request.candidate = plan;
+  request.runnable.assign(plan.invocations.size(), Runnability::kReady);
+  request.consumer = "bench";
   std::pair<ServerCost, ServerCost> costs;
   const auto step = [&](const std::vector<std::string>& batch, std::size_t index, int attempt,
                         bool succeeds, bool measured) {
@@ -175,7 +177,9 @@ std::pair<ServerCost, ServerCost> run(const redis::Endpoint& endpoint, const std
     };
     const auto starts = [&] {
       for (const std::string& id : batch) {
-        auto verdict = store.start(id, plan, runnable, token(id), times, &started);
+        request.token = token(id);
+        request.started = started;
+        auto verdict = store.start(id, request);
         if (!verdict.ok() || verdict->kind != StartVerdict::Kind::kRun || verdict->index != index)
           fail("start of " + id + " did not claim invocation " + std::to_string(index));
       }

@@ -58,8 +58,8 @@ void run(const PauseOptions& options, bool pause, CommandContext& context) {
     auto added = invocation::pauseApp(*session->redis, session->keys, options.name);
     if (!added.ok()) return reportRedisError(command, added.error(), context);
     context.out << (*added ? "paused " : "already paused: ") << options.name
-                << " (every worker leaves its matched events pending within seconds; schedules "
-                   "keep publishing)\n";
+                << " (no attempt of it starts on any worker from now on; its events wait, "
+                   "schedules keep publishing)\n";
     return;
   }
   // A paused app whose directory is gone can still be resumed (cleans the set up).
@@ -69,7 +69,7 @@ void run(const PauseOptions& options, bool pause, CommandContext& context) {
   auto removed = invocation::resumeApp(*session->redis, session->keys, options.name);
   if (!removed.ok()) return reportRedisError(command, removed.error(), context);
   context.out << (*removed ? "resumed " : "not paused: ") << options.name
-              << (*removed ? " (workers run its pending events within seconds)\n" : "\n");
+              << (*removed ? " (its waiting events run within seconds)\n" : "\n");
 }
 
 void addVerb(CLI::App& group, bool pause, CommandContext& context) {

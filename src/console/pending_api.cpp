@@ -22,6 +22,8 @@ constexpr std::size_t kMaxPendingLimit = 200;
 
 const char* stateName(invocation::Marker::State state) {
   switch (state) {
+    case invocation::Marker::State::kClaimed:
+      return "claimed";
     case invocation::Marker::State::kRunning:
       return "running";
     case invocation::Marker::State::kFailed:
@@ -75,7 +77,7 @@ Json invocationsJson(const std::vector<std::pair<std::string, std::string>>& sta
     } else {
       invocation["state"] = stateName(marker->state);
       invocation["attempt"] = marker->attempt;
-      if (marker->state == invocation::Marker::State::kRunning) {
+      if (marker->held()) {
         invocation["claim_deadline_ms"] = marker->deadline_ms;
       }
       if (marker->state == invocation::Marker::State::kFailed) {
@@ -105,8 +107,8 @@ Json invocationsJson(const std::vector<std::pair<std::string, std::string>>& sta
                           {"outcome", record.outcome},
                           {"reason", record.reason},
                           {"duration_ms", record.duration_ms}});
-      if (marker && marker->state == invocation::Marker::State::kRunning &&
-          record.attempt == marker->attempt && record.finished_ms == 0) {
+      if (marker && marker->held() && record.attempt == marker->attempt &&
+          record.finished_ms == 0) {
         invocation["running_on"] = record.consumer;
         invocation["running_since_ms"] = record.started_ms;
       }

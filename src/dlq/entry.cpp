@@ -38,6 +38,7 @@ std::optional<std::string> Entry::refusal() const {
   if (kind == DlqKind::kHandler) return std::nullopt;
   const std::string what = kind == DlqKind::kOversized  ? "an oversized message"
                            : kind == DlqKind::kSchedule ? "a malformed schedule occurrence"
+                           : kind == DlqKind::kPoison   ? "a message its workers died holding"
                                                         : "a malformed message";
   return "entry " + id() + " records " + what + " that never reached a handler (" +
          shortened(reason()) + "): there is nothing to replay; inspect it and remove it";

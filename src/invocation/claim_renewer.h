@@ -5,7 +5,9 @@
 #include <functional>
 #include <list>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -26,12 +28,14 @@ struct RenewerSettings {
 
 /// Keeps the claims of running handlers alive: every interval it extends each claim (for as long
 /// as the handler's timeout allows) and refreshes its message's PEL idle time (XCLAIM ... JUSTID
-/// by the owner), so neither a replica nor XAUTOCLAIM takes over a live invocation. It also
-/// repeats, every interval until they succeed or their claim would have expired, the lifecycle
-/// calls whose reply never came back after the store's own retries (a release of a claim whose
-/// handler never started, the outcome of one that ran): every verb is idempotent for its token,
-/// so a long Redis outage neither charges an unstarted attempt nor forgets an outcome. One per
-/// worker, with its own store; track() and retryLater() are thread-safe.
+/// by the owner), so no replica takes over a live invocation, and it tells the store that a
+/// worker reaches it (LifecycleStore::heartbeat: docs/pipeline.md "Outages"). It also repeats,
+/// every interval until they succeed, however long that takes, the lifecycle calls whose reply
+/// never came back after the store's own retries (a release of a claim whose handler never
+/// started, the outcome of one that ran), keeping the claim of such an outcome alive meanwhile:
+/// every verb is idempotent for its token, so a Redis outage of any length neither charges an
+/// unstarted attempt nor turns a recorded outcome into a failure. One per worker, with its own
+/// store; track() and retryLater() are thread-safe.
 class ClaimRenewer {
  public:
   ClaimRenewer(RenewerSettings settings, LifecycleStore& store, observability::Metrics& metrics,
@@ -55,6 +59,9 @@ class ClaimRenewer {
     Tracked& operator=(const Tracked&) = delete;
     Tracked& operator=(Tracked&&) = delete;
     ~Tracked();
+    /// The handler started now: renew until `until` (its start + timeout + kill grace) rather
+    /// than from the claim, so a slow start (a loaded docker daemon) never lets it lapse.
+    void renewUntil(MonoTime until);
 
    private:
     ClaimRenewer* renewer_;
@@ -63,9 +70,14 @@ class ClaimRenewer {
 
   /// Starts renewing `claim` until the returned handle is destroyed.
   [[nodiscard]] Tracked track(Claim claim);
-  /// Repeats `call` every interval until it returns true or `until` passes. `what` names it in
-  /// the log.
-  void retryLater(std::string what, MonoTime until, std::function<bool(LifecycleStore&)> call);
+  /// Repeats `call` every interval until it returns true (the store answered), whatever the
+  /// time: a verb's verdict is the same however late it lands. `claim`, when given, stays
+  /// tracked (renewed) until then. `what` names it in the log.
+  void retryLater(std::string what, std::function<bool(LifecycleStore&)> call,
+                  std::optional<Tracked> claim = std::nullopt);
+  /// Repeats the owed calls until none is left or `patience` has passed (a worker stopping
+  /// gracefully after its handlers finished). Returns how many are still owed. Blocks.
+  std::size_t settleOwed(std::chrono::milliseconds patience);
   /// Renews every tracked claim and repeats the owed calls once (the loop's body; tests call it
   /// directly).
   void renewAll();
@@ -83,6 +95,8 @@ class ClaimRenewer {
 
  private:
   void untrack(std::uint64_t key);
+  void renewUntil(std::uint64_t key, MonoTime until);
+  bool stillTracked(std::uint64_t key) const;
 
   RenewerSettings settings_;
   LifecycleStore& store_;
@@ -95,8 +109,8 @@ class ClaimRenewer {
   std::map<std::uint64_t, Claim> claims_;
   struct Owed {
     std::string what;
-    MonoTime until;
     std::function<bool(LifecycleStore&)> call;
+    std::shared_ptr<Tracked> claim;  // renewed until the call is done
   };
   std::list<Owed> owed_;
   std::uint64_t next_key_ = 0;

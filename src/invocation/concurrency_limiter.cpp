@@ -29,6 +29,16 @@ std::optional<ConcurrencyLimiter::Slot> ConcurrencyLimiter::acquire(
   return Slot(this, app);
 }
 
+std::optional<ConcurrencyLimiter::Slot> ConcurrencyLimiter::tryAcquire(const std::string& app,
+                                                                       int app_concurrency) {
+  const int app_cap = std::max(1, std::min(app_concurrency, max_));
+  std::lock_guard lock(mutex_);
+  if (used_ >= max_ || per_app_[app] >= app_cap) return std::nullopt;
+  ++used_;
+  ++per_app_[app];
+  return Slot(this, app);
+}
+
 void ConcurrencyLimiter::release(const std::string& app) {
   {
     std::lock_guard lock(mutex_);

@@ -41,6 +41,9 @@ class ConcurrencyLimiter {
                               std::chrono::milliseconds wait,
                               const std::atomic<bool>* stopping = nullptr);
 
+  /// A worker slot and a slot of `app` if both are free now; nullopt otherwise. Never blocks.
+  std::optional<Slot> tryAcquire(const std::string& app, int app_concurrency);
+
   int inUse() const;
 
  private:

@@ -5,11 +5,12 @@
 namespace relay::invocation {
 
 // The values of the entry's `kind` field.
-constexpr EnumNames<DlqKind, 4> kKindNames = {{{
+constexpr EnumNames<DlqKind, 5> kKindNames = {{{
     {DlqKind::kHandler, "handler"},
     {DlqKind::kMalformed, "malformed"},
     {DlqKind::kOversized, "oversized"},
     {DlqKind::kSchedule, "schedule"},
+    {DlqKind::kPoison, "poison"},
 }}};
 
 std::string_view kindName(DlqKind kind) { return kKindNames.name(kind); }

@@ -16,10 +16,11 @@ enum class DlqKind {
   kMalformed,  // not a JSON object event
   kOversized,  // over MAX_EVENT_BYTES
   kSchedule,   // a malformed schedule occurrence
+  kPoison,     // its workers died holding it, before it reached a handler
 };
 
-/// `handler`, `malformed`, `oversized`, `schedule`: the values of the entry's `kind` field (and
-/// the `reason` label of relay_dlq_entries_total).
+/// `handler`, `malformed`, `oversized`, `schedule`, `poison`: the values of the entry's `kind`
+/// field (and the `reason` label of relay_dlq_entries_total).
 std::string_view kindName(DlqKind kind);
 /// The kind `name` names exactly; nullopt for anything else.
 std::optional<DlqKind> parseKind(std::string_view name);

@@ -18,7 +18,13 @@ std::string StreamKeys::appTemplate(std::string_view app) const {
   return prefix() + "apps:" + std::string(app);
 }
 
-std::string StreamKeys::paused() const { return prefix() + "paused"; }
+std::string StreamKeys::paused() const { return prefix() + "paused:" + group; }
+
+std::string StreamKeys::legacyPaused() const { return prefix() + "paused"; }
+
+std::string StreamKeys::pausedQueue() const { return prefix() + "paused-queue:" + group; }
+
+std::string StreamKeys::clock() const { return prefix() + "clock:" + group; }
 
 std::string StreamKeys::minute(std::int64_t unix_minute) const {
   return prefix() + "minute:" + std::to_string(unix_minute);

@@ -25,8 +25,19 @@ struct StreamKeys {
   /// `relay:<stream>:apps:<app>`: the app's last valid template, for a worker started while
   /// its local template is invalid.
   std::string appTemplate(std::string_view app) const;
-  /// `relay:<stream>:paused`: the set of paused apps (paused_apps.h reads and writes it).
+  /// `relay:<stream>:paused:<group>`: the set of paused apps (paused_apps.h reads and writes
+  /// it); per group, since two groups on one stream are two deployments.
   std::string paused() const;
+  /// `relay:<stream>:paused`: the stream-wide set of earlier Relays, still honoured (an app in
+  /// it is paused for every group) until it is resumed.
+  std::string legacyPaused() const;
+  /// `relay:<stream>:paused-queue:<group>`: the messages parked for a paused app, a sorted set
+  /// of `<app>\n<message-id>` (all scores 0: read by prefix), moved to the due index on resume.
+  std::string pausedQueue() const;
+  /// `relay:<stream>:clock:<group>`: when Redis was last seen serving the workers (`seen`) and
+  /// when it was last seen again after a gap (`resumed`), in Redis time (docs/pipeline.md
+  /// "Outages"): expired claims are not taken over right after an outage.
+  std::string clock() const;
   /// `relay:<stream>:` itself, for SCANs and docs.
   std::string prefix() const;
   /// `relay:<stream>:minute:<unix-minute>`: the per-minute counters every worker adds to.
@@ -39,6 +50,11 @@ struct StreamKeys {
 
 /// The state-hash field of one invocation: `<app>/<handler>`.
 std::string invocationField(std::string_view app, std::string_view handler);
+
+/// The consumer of the group that holds, in the PEL, the messages waiting on an index (a retry's
+/// backoff, a paused app, a worker that can run them): nothing reclaims from it, the pollers
+/// take its messages back when they are due (docs/pipeline.md "Waiting").
+inline constexpr std::string_view kParkingConsumer = "relay:parked";
 
 /// The field and app/handler names of a malformed message's DLQ bookkeeping (`-/-`).
 inline constexpr std::string_view kMalformedField = "-/-";

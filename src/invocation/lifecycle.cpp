@@ -1,5 +1,6 @@
 #include "invocation/lifecycle.h"
 
+#include <map>
 #include <optional>
 #include <utility>
 
@@ -60,31 +61,52 @@ Delivery Lifecycle::process(LifecycleStore& store, const Message& message,
 Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan plan,
                             const std::atomic<bool>& stopping) {
   bool replanned = false;
-  // Each round runs at most one attempt and each attempt changes the state, so a message is
-  // done after a bounded number of rounds; the bound only guards against a misbehaving store.
-  const std::size_t rounds = 2 * plan.invocations.size() + 4;
+  // The concurrency slots this delivery holds, per app: taken before a claim, so a claim is
+  // only ever taken for a handler about to start (docs/pipeline.md "Claims").
+  std::map<std::string, ConcurrencyLimiter::Slot> slots;
+  std::string waited_for;  // the app whose slot this delivery already waited for
+  // Each round runs at most one attempt or waits once for a slot, and each attempt changes the
+  // state, so a message is done after a bounded number of rounds; the bound only guards
+  // against a misbehaving store.
+  const std::size_t rounds = 3 * plan.invocations.size() + 4;
   for (std::size_t round = 0; round < rounds; ++round) {
     if (stopping.load()) return Delivery::kPending;
+    StartRequest request;
     std::vector<Runnable> runnables;
-    std::vector<bool> runnable;
     for (const PlannedInvocation& planned : plan.invocations) {
       runnables.push_back(catalog_.resolve(planned));
-      runnable.push_back(runnables.back().known && runnables.back().available);
+      const Runnable& runnable = runnables.back();
+      Runnability how = Runnability::kNotHere;
+      if (runnable.known && runnable.available) {
+        if (!slots.count(planned.app)) {
+          if (auto slot = limiter_.tryAcquire(planned.app, runnable.concurrency)) {
+            slots.emplace(planned.app, std::move(*slot));
+          }
+        }
+        how = slots.count(planned.app) ? Runnability::kReady : Runnability::kNeedsSlot;
+      }
+      request.runnable.push_back(how);
     }
-    const std::string token = random_.token();
+    request.candidate = plan;
+    request.token = random_.token();
+    request.consumer = settings_.consumer;
+    request.times = settings_.claim;
+    request.backoff = settings_.backoff;
+    request.retry_elsewhere = settings_.retry_elsewhere;
     // The attempt journal's record of the attempt this call may claim (docs/pipeline.md "State
     // in Redis"), kept by the claim itself: no round trip of its own.
     AttemptRecord started;
     started.consumer = settings_.consumer;
     started.started_ms = unixMillis(clock_.now());
-    auto verdict = store.start(message.id, plan, runnable, token, settings_.claim, &started);
+    request.started = started;
+    auto verdict = store.start(message.id, request);
     if (!verdict.ok()) {
       // Fail closed: a replica may have won this claim; running now could duplicate it. If the
       // script ran and only its reply was lost, this token may hold a claim: give it back.
       metrics_.countRedisError("try_start");
       logger_.warn("claim failed: handler not run, message left pending",
                    {{"message_id", message.id}, {"error", verdict.error().message}});
-      release(store, message, "", token, /*unjournal=*/true);
+      release(store, message, "", request.token, /*unjournal=*/true);
       return Delivery::kPending;
     }
     if (verdict->journal_failed) metrics_.countRedisError("journal");
@@ -98,21 +120,41 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
         continue;
       case StartVerdict::Kind::kRetained:
         return Delivery::kStale;
+      case StartVerdict::Kind::kGone:
+        // Acknowledged by a replica meanwhile (say by other rules, before this worker recorded
+        // its plan): what it decided stands, and nothing runs here (docs/pipeline.md "Waiting").
+        logger_.info("message acknowledged elsewhere while it waited here: not run",
+                     {{"message_id", message.id}});
+        return Delivery::kStale;
+      case StartVerdict::Kind::kElsewhere:
+        logger_.info("message taken over by another consumer while it waited here: not run",
+                     {{"message_id", message.id}, {"owner", verdict->owner}});
+        return Delivery::kStale;
       case StartVerdict::Kind::kBusy:
         logger_.debug("an invocation of this message runs elsewhere: left pending",
                       {{"message_id", message.id}});
         return Delivery::kPending;
-      case StartVerdict::Kind::kPending:
-        for (std::size_t i = 0; i < plan.invocations.size(); ++i) {
-          if (runnable[i]) continue;
-          // Never charged, never dead-lettered for unavailability alone: the message waits.
-          const PlannedInvocation& planned = plan.invocations[i];
-          metrics_.countInvocation(planned.app, planned.handler, "unavailable");
-          logger_.warn("app unavailable: message left pending", {{"message_id", message.id},
-                                                                 {"app", planned.app},
-                                                                 {"handler", planned.handler},
-                                                                 {"reason", runnables[i].reason}});
+      case StartVerdict::Kind::kSlot: {
+        // The next invocation is runnable here, but its app's slots are taken: wait for one
+        // (bounded), then claim it. Nothing is claimed while waiting.
+        const PlannedInvocation& planned = plan.invocations.at(verdict->index);
+        if (waited_for == planned.app) return Delivery::kPending;
+        waited_for = planned.app;
+        slots.clear();
+        auto slot = limiter_.acquire(planned.app, runnables.at(verdict->index).concurrency,
+                                     settings_.slot_wait, &stopping);
+        if (!slot) {
+          metrics_.countInvocation(planned.app, planned.handler, "blocked");
+          logger_.info(
+              "no concurrency slot: message left pending, nothing claimed",
+              {{"message_id", message.id}, {"app", planned.app}, {"handler", planned.handler}});
+          return Delivery::kPending;
         }
+        slots.emplace(planned.app, std::move(*slot));
+        continue;
+      }
+      case StartVerdict::Kind::kPending:
+        logParked(message, plan, runnables, request.runnable, *verdict);
         return Delivery::kPending;
       case StartVerdict::Kind::kDone: {
         auto acked = store.acknowledge(message.id);
@@ -125,14 +167,43 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
       case StartVerdict::Kind::kRun:
         break;
     }
-    const Step step = runAttempt(store, message, plan.invocations.at(verdict->index),
-                                 runnables.at(verdict->index), verdict->attempt, token,
-                                 started.started_ms, stopping);
+    const PlannedInvocation& planned = plan.invocations.at(verdict->index);
+    auto slot = slots.find(planned.app);
+    if (slot == slots.end()) {
+      // Claimed only with kReady, which is only ever given with a slot held.
+      release(store, message, planned.field(), request.token, /*unjournal=*/true);
+      return Delivery::kPending;
+    }
+    ConcurrencyLimiter::Slot held = std::move(slot->second);
+    slots.clear();  // the other apps' slots go back before the handler runs
+    waited_for.clear();
+    const Step step = runAttempt(store, message, planned, runnables.at(verdict->index),
+                                 verdict->attempt, request.token, started.started_ms, stopping);
     if (step == Step::kAcked) return Delivery::kAcked;
     if (step == Step::kStale) return Delivery::kStale;
     if (step == Step::kStop) return Delivery::kPending;
   }
   return Delivery::kPending;
+}
+
+void Lifecycle::logParked(const Message& message, const Plan& plan,
+                          const std::vector<Runnable>& runnables,
+                          const std::vector<Runnability>& runnable, const StartVerdict& verdict) {
+  for (const std::string& app : verdict.paused) {
+    logger_.debug("app paused: message parked until it is resumed",
+                  {{"message_id", message.id}, {"app", app}});
+  }
+  for (std::size_t i = 0; i < plan.invocations.size(); ++i) {
+    if (runnable[i] != Runnability::kNotHere) continue;
+    // Never charged, never dead-lettered for unavailability alone: the message waits.
+    const PlannedInvocation& planned = plan.invocations[i];
+    metrics_.countInvocation(planned.app, planned.handler, "unavailable");
+    logger_.warn("app unavailable here: message parked for another worker or a later try",
+                 {{"message_id", message.id},
+                  {"app", planned.app},
+                  {"handler", planned.handler},
+                  {"reason", runnables[i].reason}});
+  }
 }
 
 Delivery Lifecycle::writeOwed(LifecycleStore& store, const Message& message, const Plan& plan,
@@ -169,14 +240,13 @@ void Lifecycle::release(LifecycleStore& store, const Message& message, const std
   metrics_.countRedisError("release");
   logger_.warn("releasing an unstarted claim failed: repeated until it is done",
                {{"message_id", message.id}, {"error", released.error().message}});
-  // Left alone, the claim would expire and be counted as an attempt that ran.
+  // Left alone, the claim would expire: uncharged (it never began), but busy until then.
   if (!renewer_) return;
   const std::chrono::milliseconds retry_after = settings_.release_retry;
-  renewer_->retryLater(
-      "release " + message.id, clock_.monotonicNow() + settings_.claim.lease,
-      [id = message.id, field, token, retry_after, unjournal](LifecycleStore& owner) {
-        return owner.release(id, field, token, retry_after, unjournal).ok();
-      });
+  renewer_->retryLater("release " + message.id, [id = message.id, field, token, retry_after,
+                                                 unjournal](LifecycleStore& owner) {
+    return owner.release(id, field, token, retry_after, unjournal).ok();
+  });
 }
 
 void Lifecycle::journal(LifecycleStore& store, const Message& message,
@@ -194,14 +264,6 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
                       {"app", planned.app},
                       {"handler", planned.handler},
                       {"attempt", std::to_string(attempt)}};
-  std::optional<ConcurrencyLimiter::Slot> slot =
-      limiter_.acquire(planned.app, runnable.concurrency, settings_.slot_wait, &stopping);
-  if (!slot) {
-    metrics_.countInvocation(planned.app, planned.handler, "blocked");
-    logger_.info("no concurrency slot: claim released, message left pending", fields);
-    release(store, message, field, token, /*unjournal=*/true);
-    return Step::kStop;
-  }
   if (stopping.load()) {
     release(store, message, field, token, /*unjournal=*/true);
     return Step::kStop;
@@ -222,6 +284,21 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
         renewer_->track({message.id, field, token,
                          clock_.monotonicNow() + planned.timeout + settings_.claim.grace}));
   }
+  // From the moment the runtime says the handler started, the attempt counts even if this
+  // worker dies: the claim becomes `running` (docs/pipeline.md "Claims").
+  output.onStarted([&] {
+    if (renewing)
+      renewing->renewUntil(clock_.monotonicNow() + planned.timeout + settings_.claim.grace);
+    auto begun = store.begin(message.id, field, token);
+    if (!begun.ok()) {
+      // The handler runs anyway; complete() accepts the `claimed` marker. Only a worker that
+      // dies before recording the outcome leaves the attempt uncounted (at-least-once).
+      metrics_.countRedisError("begin");
+      logger_.warn(
+          "could not mark the claim started",
+          {{"message_id", message.id}, {"invocation", field}, {"error", begun.error().message}});
+    }
+  });
   // start() kept the attempt's journal record; the outcome replaces it.
   AttemptRecord record;
   record.app = planned.app;
@@ -232,7 +309,6 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   metrics_.addInflight(1);
   const Result<runtime::Outcome> outcome = runtime_.run(spec, output);
   metrics_.addInflight(-1);
-  renewing.reset();
   observer_.onAttemptEnd(info, outcome.ok() ? &*outcome : nullptr);
   record.finished_ms = unixMillis(clock_.now());
   record.outcome = !outcome.ok() ? "not_run" : outcome->succeeded ? "succeeded" : "failed";
@@ -243,6 +319,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
     record.started_ms = record.finished_ms - record.duration_ms;
   }
   if (!outcome.ok()) {
+    renewing.reset();
     // The handler never started (docs/runtimes.md): give the attempt back, its record saying so.
     journal(store, message, record);
     release(store, message, field, token, /*unjournal=*/false);
@@ -271,20 +348,23 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   }
   auto recorded = store.complete(message.id, field, token, result, dlq ? &*dlq : nullptr, &record);
   if (!recorded.ok()) {
-    // The attempt ran and is charged whatever happens; its outcome is recorded later (the call
-    // is idempotent) or, failing that, the claim expires and a reclaim counts the attempt.
+    // The attempt ran and is charged whatever happens; its outcome is recorded when Redis
+    // answers again, however long that takes (the call is idempotent), its claim renewed
+    // meanwhile (docs/pipeline.md "Outages"). Only this worker's death loses it.
     metrics_.countRedisError("complete");
     fields.emplace_back("error", recorded.error().message);
-    logger_.error("could not record the outcome yet: message left pending", fields);
+    logger_.error("could not record the outcome yet: repeated until Redis answers", fields);
     if (renewer_) {
       renewer_->retryLater(
-          "complete " + message.id + " " + field, clock_.monotonicNow() + settings_.claim.lease,
+          "complete " + message.id + " " + field,
           [id = message.id, field, token, result, dlq, record](LifecycleStore& owner) {
             return owner.complete(id, field, token, result, dlq ? &*dlq : nullptr, &record).ok();
-          });
+          },
+          std::move(renewing));
     }
     return Step::kStop;
   }
+  renewing.reset();
   for (int i = 0; i < recorded->stats_failures; ++i) metrics_.countRedisError("stats");
   if (recorded->journal_failed) metrics_.countRedisError("journal");
   switch (recorded->kind) {
@@ -302,10 +382,16 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
       break;
     case CompleteVerdict::Kind::kExhausted:
       metrics_.countInvocation(planned.app, planned.handler, "exhausted");
-      if (recorded->dlq_written) metrics_.countDlqEntry(kindName(DlqKind::kHandler));
       fields.emplace_back("outcome", "exhausted");
       fields.emplace_back("reason", outcome->reason);
-      logger_.error("invocation exhausted its retries: dead-lettered", fields);
+      if (recorded->dlq_written) {
+        metrics_.countDlqEntry(kindName(DlqKind::kHandler));
+        logger_.error("invocation exhausted its retries: dead-lettered", fields);
+      } else {
+        // Written once the message's other invocations are terminal, or on a redelivery if
+        // the DLQ could not be written: the message stays pending until it is.
+        logger_.error("invocation exhausted its retries: dead-letter entry owed", fields);
+      }
       break;
     case CompleteVerdict::Kind::kStale:
       logger_.warn("claim was taken over while the handler ran", fields);

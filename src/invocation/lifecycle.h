@@ -29,9 +29,12 @@ struct LifecycleSettings {
   StreamKeys keys;
   std::string consumer;
   ClaimTimes claim;
-  /// How long a claimed invocation waits for a per-app concurrency slot before its claim is
-  /// released (nothing charged) and the message left pending.
+  /// How long a delivery waits for a per-app concurrency slot before the message is left
+  /// pending (nothing claimed, nothing charged): slots are taken before the claim.
   std::chrono::milliseconds slot_wait = std::chrono::seconds(10);
+  /// When an invocation this worker cannot run (its app unknown here, or unavailable) is looked
+  /// at again, by whichever worker's due-retry poller takes it first.
+  std::chrono::milliseconds retry_elsewhere = std::chrono::seconds(60);
   /// A released claim (no slot, runtime could not start, stopping) is due again after this.
   std::chrono::milliseconds release_retry = std::chrono::seconds(10);
   BackoffTable backoff;
@@ -81,6 +84,13 @@ class Lifecycle {
   /// again. Blocks on the store.
   std::vector<ClassifiedMessage> settleRead(LifecycleStore& store, std::vector<Message> messages);
 
+  /// A message its workers kept dying while holding, before any plan was recorded
+  /// (docs/pipeline.md "Poison messages"): one DLQ entry of kind `poison` with the first bytes
+  /// of its event and its size, and its XACK, in one script; nothing runs. A message with a
+  /// recorded plan is left alone (it owes that plan). Blocks on the store.
+  Delivery deadLetterPoison(LifecycleStore& store, const std::string& id, long long deaths,
+                            long long event_bytes, std::string event_head);
+
   const LifecycleSettings& settings() const { return settings_; }
 
  private:
@@ -92,14 +102,18 @@ class Lifecycle {
                   std::int64_t claimed_ms, const std::atomic<bool>& stopping);
   Delivery writeOwed(LifecycleStore& store, const Message& message, const Plan& plan,
                      const StartVerdict& verdict);
+  /// Logs (and counts) why a parked message waits.
+  void logParked(const Message& message, const Plan& plan, const std::vector<Runnable>& runnables,
+                 const std::vector<Runnability>& runnable, const StartVerdict& verdict);
   /// An unmatched, obsolete or unrunnable message, alone (lifecycle_settle.cpp).
   Delivery settleUnowed(LifecycleStore& store, const Message& message, const Classification& what,
                         const std::atomic<bool>& stopping);
   /// What settles it: acknowledge, or write its DLQ entry.
   SettleRequest settleRequest(const Message& message, const Classification& what) const;
   /// Counts and logs how it was settled; `owed` gets the recorded plan the store reported.
+  /// `redelivered`: not the reader's first delivery (an unmatched ACK is then logged at info).
   Delivery afterSettle(const Message& message, const Classification& what,
-                       Result<SettleVerdict> verdict, std::optional<Plan>& owed);
+                       Result<SettleVerdict> verdict, std::optional<Plan>& owed, bool redelivered);
   /// Gives back an unstarted claim; `unjournal` drops the journal record start() kept for it.
   void release(LifecycleStore& store, const Message& message, const std::string& field,
                const std::string& token, bool unjournal);

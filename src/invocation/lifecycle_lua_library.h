@@ -30,7 +30,7 @@ local function parse_marker(text)
   if not text then return nil end
   local p = split(text)
   local m = {state = p[1], attempt = tonumber(p[2]) or 0, token = '-'}
-  if m.state == 'running' and p[4] then
+  if (m.state == 'running' or m.state == 'claimed') and p[4] then
     m.token, m.deadline = p[3], tonumber(p[4]) or 0
   elseif m.state == 'failed' and p[3] then
     m.next, m.token = tonumber(p[3]) or 0, p[4] or '-'
@@ -45,6 +45,32 @@ local function parse_marker(text)
 end
 local function terminal(m)
   return m ~= nil and (m.state == 'succeeded' or (m.state == 'exhausted' and m.dlq))
+end
+-- A claim holds the invocation: `claimed` (its handler not started yet) or `running`.
+local function held(m)
+  return m ~= nil and (m.state == 'claimed' or m.state == 'running')
+end
+-- The delay after failed attempt `n` from a comma-separated table, its last entry repeating.
+local function backoff_after(table_text, n)
+  local delays = {}
+  for d in string.gmatch(table_text, '[^,]+') do delays[#delays + 1] = tonumber(d) end
+  if #delays == 0 then return 0 end
+  return delays[math.min(math.max(n, 1), #delays)]
+end
+-- docs/pipeline.md "Outages": `seen` is when a worker last reached Redis (heartbeats every
+-- renewal interval), `resumed` when one did after a gap longer than `gap` ms. Notes `now`, and
+-- says whether an expired claim may be taken over: not within `grace` ms of the end of an
+-- outage, so the worker that holds it can renew it or record its outcome first.
+local function observe_clock(clock, now, gap, grace)
+  local seen, resumed = unpack(redis.call('HMGET', clock, 'seen', 'resumed'))
+  seen, resumed = tonumber(seen), tonumber(resumed) or 0
+  if not seen or now - seen > gap then
+    resumed = now
+    redis.call('HSET', clock, 'seen', now, 'resumed', now)
+  else
+    redis.call('HSET', clock, 'seen', now)
+  end
+  return now >= resumed + grace
 end
 -- A message's state hash read once per call (docs/pipeline.md "Scripts"): `hash` holds the
 -- fields read (all of them with read_state, the named ones with read_fields), updated as the

@@ -69,8 +69,28 @@ Result<StartVerdict> decodeStart(const redis::ReplyView& reply) {
       if (!unjournaled.ok()) return unjournaled.error();
       verdict.journal_failed = *unjournaled != 0;
     }
+  } else if (*name == "slot") {
+    verdict.kind = Kind::kSlot;
+    auto index = integerAt(reply, 1);
+    if (!index.ok()) return protocol("start: bad slot reply");
+    verdict.index = static_cast<std::size_t>(*index);
   } else if (*name == "pending") {
     verdict.kind = Kind::kPending;
+    auto until = integerAt(reply, 1);
+    if (!until.ok()) return protocol("start: bad pending reply");
+    verdict.until = *until;
+    for (std::size_t i = 2; i < reply.size(); ++i) {
+      auto app = textAt(reply, i);
+      if (!app.ok()) return app.error();
+      verdict.paused.emplace_back(*app);
+    }
+  } else if (*name == "gone") {
+    verdict.kind = Kind::kGone;
+  } else if (*name == "elsewhere") {
+    verdict.kind = Kind::kElsewhere;
+    auto owner = textAt(reply, 1);
+    if (!owner.ok()) return owner.error();
+    verdict.owner = std::string(*owner);
   } else if (*name == "done") {
     verdict.kind = Kind::kDone;
   } else if (*name == "retained") {
@@ -195,6 +215,14 @@ Result<ReleaseVerdict> decodeRelease(const redis::ReplyView& reply) {
       {"released", ReleaseVerdict::kReleased},
       {"not_held", ReleaseVerdict::kNotHeld},
       {"retained", ReleaseVerdict::kRetained}};
+  return decodeName(reply, kNames);
+}
+
+Result<BeginVerdict> decodeBegin(const redis::ReplyView& reply) {
+  static constexpr std::pair<std::string_view, BeginVerdict> kNames[] = {
+      {"running", BeginVerdict::kRunning},
+      {"lost", BeginVerdict::kLost},
+      {"retained", BeginVerdict::kRetained}};
   return decodeName(reply, kNames);
 }
 

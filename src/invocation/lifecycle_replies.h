@@ -21,5 +21,6 @@ std::vector<Result<AckVerdict>> decodeAcks(const redis::Result<redis::Reply>& re
                                            std::size_t count);
 Result<ReleaseVerdict> decodeRelease(const redis::ReplyView& reply);
 Result<RenewVerdict> decodeRenew(const redis::ReplyView& reply);
+Result<BeginVerdict> decodeBegin(const redis::ReplyView& reply);
 
 }  // namespace relay::invocation

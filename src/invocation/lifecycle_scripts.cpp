@@ -8,16 +8,29 @@ namespace relay::invocation {
 namespace {
 
 constexpr const char* kStart = R"LUA(
-local key, due, attempts = KEYS[1], KEYS[2], KEYS[3]
+local key, due, attempts, stream = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local paused, paused_queue, clock, legacy_paused = KEYS[5], KEYS[6], KEYS[7], KEYS[8]
 local candidate, mask, token = ARGV[1], ARGV[2], ARGV[3]
 local grace, lease, margin, id = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(ARGV[6]), ARGV[7]
-local started, ttl = ARGV[8], tonumber(ARGV[9])
+local started, ttl, group, consumer = ARGV[8], tonumber(ARGV[9]), ARGV[10], ARGV[11]
+local parking, backoff, elsewhere = ARGV[12], ARGV[13], tonumber(ARGV[14])
+local gap, takeover_grace = tonumber(ARGV[15]), tonumber(ARGV[16])
 -- One read: the candidate's markers are the recorded plan's whenever this call goes on.
 local plan = parse_plan(candidate)
 local fields = {'relay:retained', 'relay:plan'}
 for _, e in ipairs(plan) do fields[#fields + 1] = e.field end
 local s = read_fields(key, fields)
-if s.retained() then return {'retained'} end
+local pel = redis.call('XPENDING', stream, group, id, id, 1)[1]
+if s.retained() then
+  -- A finished message delivered again (say its group was re-created at 0): it leaves again.
+  if pel then redis.call('XACK', stream, group, id) end
+  return {'retained'}
+end
+-- Only the message's owner in the PEL starts it: a replica that took it over (or acknowledged
+-- it, by other rules) decided what happens to it (docs/pipeline.md "Waiting").
+if not pel then return {'gone'} end
+if pel[2] == parking then return {'pending', 0} end  -- parked (maybe by this call, repeated)
+if pel[2] ~= consumer then return {'elsewhere', pel[2]} end
 local text = s.hash['relay:plan']
 if not text then
   s.put('relay:plan', candidate)
@@ -25,17 +38,55 @@ elseif text ~= candidate then
   return {'replan', text}
 end
 local now = now_ms()
+local takeover = nil  -- whether expired claims may be taken over now, asked once
 local markers = {}
 for i, e in ipairs(plan) do
   local m = s.marker(e.field)
-  markers[i] = m
   if m and m.state == 'corrupt' then s.flush(); return {'corrupt', e.field, m.text} end
-  if m and m.state == 'running' then
+  if held(m) then
     if m.token == token then s.flush(); return {'run', i - 1, m.attempt} end  -- a repeat: same claim
-    if now < m.deadline then s.flush(); return {'busy', i - 1, m.attempt} end
+    if takeover == nil and now >= m.deadline then
+      takeover = observe_clock(clock, now, gap, takeover_grace)
+    end
+    if now < m.deadline or not takeover then s.flush(); return {'busy', i - 1, m.attempt} end
+    -- Its worker is gone. An unstarted claim charged nothing: due again now. A started one ran
+    -- and counts, with the backoff of a failure (or exhaustion after the last attempt).
+    if m.state == 'claimed' then
+      m = {state = 'failed', attempt = m.attempt - 1, next = now, token = '-'}
+    else
+      s.put('relay:reason:' .. e.field, 'worker lost during attempt ' .. m.attempt)
+      s.put('relay:tail:' .. e.field, '')
+      if m.attempt >= e.max then
+        m = {state = 'exhausted', attempt = m.attempt, token = token, dlq = false}
+      else
+        m = {state = 'failed', attempt = m.attempt, token = '-',
+             next = now + backoff_after(backoff, m.attempt)}
+      end
+    end
+    if m.state == 'failed' then
+      s.put(e.field, 'failed:' .. m.attempt .. ':' .. m.next .. ':-')
+    else
+      s.put(e.field, 'exhausted:' .. m.attempt .. ':' .. token)
+    end
   end
+  markers[i] = m
 end
-local owed, pending = {}, false
+local is_paused = nil  -- app -> paused, read once for the plan's apps
+local function paused_app(field)
+  if not is_paused then
+    is_paused = {}
+    local apps = {}
+    for _, e in ipairs(plan) do apps[#apps + 1] = string.match(e.field, '^([^/]*)') end
+    local flags = redis.call('SMISMEMBER', paused, unpack(apps))
+    local legacy = redis.call('SMISMEMBER', legacy_paused, unpack(apps))
+    for j, app in ipairs(apps) do is_paused[app] = flags[j] == 1 or legacy[j] == 1 end
+  end
+  return is_paused[string.match(field, '^([^/]*)')]
+end
+local owed, parked_for, earliest = {}, {}, nil
+local function wait_until(at)
+  if earliest == nil or at < earliest then earliest = at end
+end
 for i, e in ipairs(plan) do
   local m = markers[i]
   local attempt = nil
@@ -43,10 +94,9 @@ for i, e in ipairs(plan) do
     attempt = 1
   elseif m.state == 'exhausted' then
     if not m.dlq then owed[#owed + 1] = i - 1; owed[#owed + 1] = m.attempt end
-  elseif m.state == 'failed' or m.state == 'running' then
-    -- An expired running claim: its worker died during that attempt, which ran.
-    if m.state == 'failed' and now < m.next then
-      pending = true
+  elseif m.state == 'failed' then
+    if now < m.next then
+      wait_until(m.next)
     elseif m.attempt >= e.max then
       s.put(e.field, 'exhausted:' .. m.attempt .. ':' .. token)
       owed[#owed + 1] = i - 1
@@ -56,27 +106,66 @@ for i, e in ipairs(plan) do
     end
   end
   if attempt then
-    if string.sub(mask, i, i) == '1' then
+    local how = string.sub(mask, i, i)
+    if paused_app(e.field) then
+      parked_for[#parked_for + 1] = string.match(e.field, '^([^/]*)')
+    elseif how == 'r' then
       local hold = math.min(e.timeout + grace, lease) + margin
-      s.put(e.field, 'running:' .. attempt .. ':' .. token .. ':' .. (now + hold))
+      s.put(e.field, 'claimed:' .. attempt .. ':' .. token .. ':' .. (now + hold))
       s.flush()
       reindex(s, plan, due, id)
       local unjournaled = 0
       if started ~= '' then unjournaled = journal(attempts, e.field .. '#' .. attempt, started, ttl) end
       return {'run', i - 1, attempt, unjournaled}
+    elseif how == 's' then
+      s.flush()
+      reindex(s, plan, due, id)
+      return {'slot', i - 1}
+    else
+      wait_until(now + elsewhere)  -- another worker (or this one, later) may run it
     end
-    pending = true
   end
 end
 s.flush()
-reindex(s, plan, due, id)
-if pending then return {'pending'} end
-if #owed > 0 then
-  local reply = {'owes'}
-  for _, v in ipairs(owed) do reply[#reply + 1] = v end
-  return reply
+if earliest == nil and #parked_for == 0 then
+  reindex(s, plan, due, id)
+  if #owed > 0 then
+    local reply = {'owes'}
+    for _, v in ipairs(owed) do reply[#reply + 1] = v end
+    return reply
+  end
+  return {'done'}
 end
-return {'done'}
+-- Nothing can start now: the message waits on an index, held by the parking consumer, which
+-- nothing reclaims from; the pollers take it back when it is due or its app resumed.
+if earliest then redis.call('ZADD', due, earliest, id) else redis.call('ZREM', due, id) end
+for _, app in ipairs(parked_for) do redis.call('ZADD', paused_queue, 0, app .. '\n' .. id) end
+redis.call('XCLAIM', stream, group, parking, 0, id, 'JUSTID')
+local reply = {'pending', earliest or 0}
+for _, app in ipairs(parked_for) do reply[#reply + 1] = app end
+return reply
+)LUA";
+
+// A claimed invocation's handler started: from now on its attempt counts even if its worker
+// dies (docs/pipeline.md "Claims").
+constexpr const char* kBegin = R"LUA(
+local key = KEYS[1]
+local field, token = ARGV[1], ARGV[2]
+local s = read_fields(key, {'relay:retained', field})
+if s.retained() then return 'retained' end
+local m = s.marker(field)
+if not m or m.token ~= token then return 'lost' end
+if m.state == 'claimed' then
+  redis.call('HSET', key, field, 'running:' .. m.attempt .. ':' .. token .. ':' .. m.deadline)
+end
+return 'running'
+)LUA";
+
+// A worker reaches Redis: the clock of docs/pipeline.md "Outages".
+constexpr const char* kHeartbeat = R"LUA(
+local now = now_ms()
+observe_clock(KEYS[1], now, tonumber(ARGV[1]), tonumber(ARGV[2]))
+return now
 )LUA";
 
 constexpr const char* kComplete = R"LUA(
@@ -92,11 +181,12 @@ local s = read_state(key)
 local m = s.marker(field)
 local acked = s.retained() and 1 or 0
 -- A repeat of a call whose reply was lost: the recorded verdict, nothing changed twice.
-if m and m.token == token and m.state ~= 'running' and m.state ~= 'corrupt' then
+if m and m.token == token and not held(m) and m.state ~= 'corrupt' then
   return {m.state, acked, m.dlq and 1 or 0, 0, unjournaled}
 end
 if acked == 1 then return {'retained', 1, 0, 0, unjournaled} end
-if not m or m.state ~= 'running' or m.token ~= token then return {'stale', 0, 0, 0, unjournaled} end
+-- A `claimed` marker ran too: its begin call's reply (or the call itself) was lost.
+if not held(m) or m.token ~= token then return {'stale', 0, 0, 0, unjournaled} end
 local plan = s.plan()
 local max = 1
 for _, e in ipairs(plan or {}) do
@@ -149,13 +239,13 @@ local plan = s.plan()
 if field == '' then
   -- The caller does not know which invocation its token claimed (start's reply was lost).
   for _, e in ipairs(plan or {}) do
-    local held = s.marker(e.field)
-    if held and held.state == 'running' and held.token == token then field = e.field end
+    local m_of = s.marker(e.field)
+    if held(m_of) and m_of.token == token then field = e.field end
   end
   if field == '' then return 'not_held' end
 end
 local m = s.marker(field)
-if not m or m.state ~= 'running' or m.token ~= token then return 'not_held' end
+if not held(m) or m.token ~= token then return 'not_held' end
 s.put(field, 'failed:' .. (m.attempt - 1) .. ':' .. (now_ms() + retry_after) .. ':-')
 s.flush()
 reindex(s, plan, due, id)
@@ -171,9 +261,9 @@ local group, consumer, id = ARGV[4], ARGV[5], ARGV[6]
 local s = read_fields(key, {'relay:retained', field})
 if s.retained() then return 'retained' end
 local m = s.marker(field)
-if not m or m.state ~= 'running' or m.token ~= token then return 'lost' end
+if not held(m) or m.token ~= token then return 'lost' end
 local deadline = math.max(m.deadline, now_ms() + extend)
-redis.call('HSET', key, field, 'running:' .. m.attempt .. ':' .. token .. ':' .. deadline)
+redis.call('HSET', key, field, m.state .. ':' .. m.attempt .. ':' .. token .. ':' .. deadline)
 redis.call('XCLAIM', stream, group, consumer, 0, id, 'JUSTID')
 return 'renewed'
 )LUA";
@@ -234,7 +324,9 @@ local function obsoleteOccurrence(s, plan)
   for _, e in ipairs(plan or {}) do
     if e.trigger ~= 's' then return false end
     local m = s.marker(e.field)
-    if m and m.state == 'running' and now < m.deadline then return false end
+    if held(m) and now < m.deadline then return false end
+    -- An exhausted invocation's DLQ entry is owed: written first (the plan runs to write it).
+    if m and m.state == 'exhausted' and not m.dlq then return false end
   end
   return true
 end
@@ -316,6 +408,8 @@ redis::Script script(const char* body) {
 
 LifecycleScripts::LifecycleScripts()
     : start(script(kStart)),
+      begin(script(kBegin)),
+      heartbeat(script(kHeartbeat)),
       complete(script(kComplete)),
       release(script(kRelease)),
       renew(script(kRenew)),

@@ -9,12 +9,20 @@ namespace relay::invocation {
 /// clock for every replica), checks `relay:retained` so a stale delivery is inert, and fences
 /// on the claim token. Replies are decoded in one place: lifecycle_replies.cpp.
 struct LifecycleScripts {
-  /// KEYS: state, due, attempts (the message's journal). ARGV: candidate plan, runnable mask
-  /// ("1"/"0" per plan entry), token, grace-ms, lease-ms, margin-ms, message-id, the started
-  /// record of a new claim ("": none), retention-ms.
-  /// Returns {run, index, attempt, journal-failed} | {busy, index, attempt} | {pending} | {done}
-  /// | {owes, index, attempt, ...} | {replan, plan} | {retained} | {corrupt, field, text}.
+  /// KEYS: state, due, attempts (the message's journal), stream, paused (the group's paused
+  /// apps), paused queue, clock, legacy paused (the stream-wide set of earlier Relays). ARGV:
+  /// candidate plan, runnable mask (a Runnability letter per plan entry: r, s, n), token, grace-ms,
+  /// lease-ms, margin-ms, message-id, the started record of a new claim ("": none), retention-ms,
+  /// group, consumer, parking consumer, backoff table (comma-separated ms), retry-elsewhere-ms,
+  /// outage-gap-ms, takeover-grace-ms. Returns {run, index, attempt, journal-failed} | {busy,
+  /// index, attempt} | {slot, index} | {pending, until-ms, paused-app...} | {done} | {owes, index,
+  /// attempt, ...} | {replan, plan} | {retained} | {gone} | {elsewhere, owner} | {corrupt, field,
+  /// text}.
   redis::Script start;
+  /// KEYS: state. ARGV: field, token. Returns running | lost | retained.
+  redis::Script begin;
+  /// KEYS: clock. ARGV: outage-gap-ms, takeover-grace-ms. Returns Redis's time (ms).
+  redis::Script heartbeat;
   /// KEYS: state, due, stream, dlq, stats, attempts. ARGV: field, token, succeeded|failed,
   /// retry-delay-ms, retention-ms, group, message-id, duration-seconds, exit reason, output
   /// tail, the finished record's journal field ("": none) and value, then the DLQ entry's

@@ -65,7 +65,8 @@ Delivery Lifecycle::settleUnowed(LifecycleStore& store, const Message& message,
                                  const Classification& what, const std::atomic<bool>& stopping) {
   std::vector<Result<SettleVerdict>> verdicts = store.settle({settleRequest(message, what)});
   std::optional<Plan> owed;
-  const Delivery delivery = afterSettle(message, what, std::move(verdicts.front()), owed);
+  const Delivery delivery =
+      afterSettle(message, what, std::move(verdicts.front()), owed, /*redelivered=*/true);
   // Classified before (by this or another worker, maybe with other rules): the recorded plan
   // is what the message owes.
   return owed ? runPlan(store, message, std::move(*owed), stopping) : delivery;
@@ -93,7 +94,8 @@ std::vector<ClassifiedMessage> Lifecycle::settleRead(LifecycleStore& store,
   std::vector<Result<SettleVerdict>> verdicts = store.settle(requests);
   for (std::size_t i = 0; i < settling.size(); ++i) {
     std::optional<Plan> owed;
-    (void)afterSettle(settling[i], classifications[i], std::move(verdicts[i]), owed);
+    (void)afterSettle(settling[i], classifications[i], std::move(verdicts[i]), owed,
+                      /*redelivered=*/false);
     // A recorded plan: it runs on the pool like any other owed invocation, as recorded.
     if (owed) {
       Classification recorded;
@@ -106,7 +108,8 @@ std::vector<ClassifiedMessage> Lifecycle::settleRead(LifecycleStore& store,
 }
 
 Delivery Lifecycle::afterSettle(const Message& message, const Classification& what,
-                                Result<SettleVerdict> verdict, std::optional<Plan>& owed) {
+                                Result<SettleVerdict> verdict, std::optional<Plan>& owed,
+                                bool redelivered) {
   if (what.kind == Classification::Kind::kUnmatched ||
       what.kind == Classification::Kind::kObsolete) {
     if (!verdict.ok()) {
@@ -128,7 +131,12 @@ Delivery Lifecycle::afterSettle(const Message& message, const Classification& wh
     }
     const bool unmatched = what.kind == Classification::Kind::kUnmatched;
     metrics_.countEvent(unmatched ? "unmatched" : "obsolete_schedule");
-    if (unmatched) {
+    if (unmatched && redelivered) {
+      // Delivered before (another worker held it, or left it pending): this worker's rules
+      // decide now, and the ACK is final (docs/pipeline.md "Waiting"). Worth a line.
+      logger_.info("redelivered message unmatched by these rules: acknowledged",
+                   {{"message_id", message.id}});
+    } else if (unmatched) {
       logger_.debug("unmatched event acknowledged", {{"message_id", message.id}});
     } else {
       logger_.info("obsolete schedule occurrence acknowledged",
@@ -167,6 +175,35 @@ Delivery Lifecycle::afterSettle(const Message& message, const Classification& wh
                 {"handler", what.handler},
                 {"reason", what.reason}});
   return written.acked ? Delivery::kAcked : Delivery::kPending;
+}
+
+Delivery Lifecycle::deadLetterPoison(LifecycleStore& store, const std::string& id, long long deaths,
+                                     long long event_bytes, std::string event_head) {
+  Message message;
+  message.id = id;
+  DlqEntry entry = dlqEntry(message, DlqKind::kPoison, "-", "-",
+                            "poison: its worker died " + std::to_string(deaths) +
+                                " times while holding it, before it reached a handler (event of " +
+                                std::to_string(event_bytes) + " bytes; its first " +
+                                std::to_string(event_head.size()) + " kept)",
+                            0);
+  entry.event = std::move(event_head);
+  auto written = store.writeDlq(id, kMalformedField, entry);
+  if (!written.ok()) {
+    metrics_.countRedisError("dlq_write");
+    logger_.error("poison message: dead-letter write failed, left pending",
+                  {{"message_id", id}, {"error", written.error().message}});
+    return Delivery::kPending;
+  }
+  for (int i = 0; i < written->stats_failures; ++i) metrics_.countRedisError("stats");
+  if (written->kind == DlqVerdict::Kind::kWritten) {
+    metrics_.countEvent(kindName(DlqKind::kPoison));
+    metrics_.countDlqEntry(kindName(DlqKind::kPoison));
+    logger_.error("poison message dead-lettered: its workers died holding it",
+                  {{"message_id", id}, {"deaths", std::to_string(deaths)}});
+  }
+  if (written->kind == DlqVerdict::Kind::kPlanned) return Delivery::kPending;
+  return written->acked ? Delivery::kAcked : Delivery::kPending;
 }
 
 }  // namespace relay::invocation

@@ -9,6 +9,7 @@
 
 #include "common/result.h"
 #include "invocation/attempt_journal.h"
+#include "invocation/backoff.h"
 #include "invocation/dlq_entry.h"
 #include "invocation/keys.h"
 #include "invocation/plan.h"
@@ -17,26 +18,63 @@ namespace relay::invocation {
 
 /// How long a claim holds (docs/pipeline.md "Claims"): min(timeout + kill grace, lease) plus
 /// the margin from the moment the store claims it, by the store's clock; renewals extend it.
+/// After an outage (docs/pipeline.md "Outages": no worker has reached the store for longer than
+/// `outage_gap`), an expired claim is not taken over for `takeover_grace`, so the worker that
+/// holds it can renew it or record its handler's outcome first. Fixed internals.
 struct ClaimTimes {
   std::chrono::milliseconds grace{2'000};
   std::chrono::milliseconds lease{60'000};
   std::chrono::milliseconds margin{30'000};
+  std::chrono::milliseconds outage_gap{30'000};
+  std::chrono::milliseconds takeover_grace{60'000};
+};
+
+/// How a worker can start one planned invocation now, as start() is told.
+enum class Runnability : char {
+  kReady = 'r',      // runnable here, and the caller holds a concurrency slot of its app
+  kNeedsSlot = 's',  // runnable here, without a slot yet: start() answers kSlot when it is next
+  kNotHere = 'n',    // not here (an unknown app or handler, an unavailable app): another worker
+};
+
+/// What start() is asked for one delivery.
+struct StartRequest {
+  Plan candidate;  // recorded unless a plan is, then the recorded one counts (kReplan)
+  std::vector<Runnability> runnable;  // per planned invocation; missing: kNotHere
+  std::string token;                  // the new claim's token, random per call
+  std::string consumer;               // who delivers it: only the message's PEL owner may start it
+  ClaimTimes times;
+  /// The attempt journal's record of the attempt this call may claim (consumer, started_ms;
+  /// app, handler and attempt are filled in by the store), best effort (journal()).
+  std::optional<AttemptRecord> started;
+  /// The delay after an attempt whose worker was lost while its handler ran (an expired
+  /// running claim): the same fixed backoff as a failed attempt's.
+  BackoffTable backoff;
+  /// When an invocation this worker cannot run (kNotHere) is looked at again, by any worker.
+  std::chrono::milliseconds retry_elsewhere{60'000};
 };
 
 /// What start() decided for one delivery.
 struct StartVerdict {
   enum class Kind {
-    kRun,       // plan.invocations[index] is claimed for `attempt` with the caller's token
-    kBusy,      // another claim on an invocation of this message is live: one at a time
-    kPending,   // nothing to run now (a retry not due, an app unavailable): leave it pending
-    kOwesDlq,   // every invocation resolved; `owed` are exhausted without their DLQ entry
-    kDone,      // every invocation terminal: acknowledge
-    kReplan,    // another plan is recorded (`plan`): the message owes that one, start again
-    kRetained,  // the message already left the PEL: this delivery is stale
+    kRun,        // plan.invocations[index] is claimed (`claimed`) for `attempt` with the token
+    kBusy,       // another claim on an invocation of this message is live: one at a time
+    kSlot,       // plan.invocations[index] is next and runnable here, but kNeedsSlot: get one
+    kPending,    // nothing can start now: the message is parked (`until`, `paused`)
+    kOwesDlq,    // every invocation resolved; `owed` are exhausted without their DLQ entry
+    kDone,       // every invocation terminal: acknowledge
+    kReplan,     // another plan is recorded (`plan`): the message owes that one, start again
+    kRetained,   // the message already left the PEL: this delivery is stale (re-acknowledged)
+    kGone,       // the message is not pending (acknowledged or deleted elsewhere): stale
+    kElsewhere,  // another consumer (`owner`) owns the message in the PEL now: stale here
   };
   Kind kind = Kind::kPending;
-  std::size_t index = 0;  // kRun, kBusy
+  std::size_t index = 0;  // kRun, kBusy, kSlot
   int attempt = 0;        // kRun, kBusy
+  /// kPending: when the message is due again (Unix ms, store time; 0: only on resume), and
+  /// the paused apps it waits for.
+  std::int64_t until = 0;
+  std::vector<std::string> paused;
+  std::string owner;  // kElsewhere
   /// kOwesDlq: the invocations (plan indexes) and their attempt counts.
   std::vector<std::pair<std::size_t, int>> owed;
   Plan plan;                    // kReplan: the recorded plan
@@ -111,6 +149,7 @@ struct SettleVerdict {
 
 enum class ReleaseVerdict { kReleased, kNotHeld, kRetained };
 enum class RenewVerdict { kRenewed, kLost, kRetained };
+enum class BeginVerdict { kRunning, kLost, kRetained };
 
 /// The invocation lifecycle's persistent state (docs/pipeline.md "State in Redis"): every verb
 /// is one atomic step (a Lua script in Redis) that reads the time from the store's own clock,
@@ -122,15 +161,25 @@ class LifecycleStore {
  public:
   virtual ~LifecycleStore() = default;
 
-  /// Records `candidate` as message `id`'s plan unless one is recorded (then kReplan unless they
-  /// are equal), then claims, in plan order, the first due invocation whose `runnable` flag is
-  /// set. Never claims while another token holds a live claim on any invocation of the message.
-  /// A new claim keeps `started` (when given: consumer and start time; app, handler and attempt
-  /// are the claim's) in the attempt journal in the same step, best effort (journal()).
-  virtual Result<StartVerdict> start(std::string_view id, const Plan& candidate,
-                                     const std::vector<bool>& runnable, std::string_view token,
-                                     const ClaimTimes& times,
-                                     const AttemptRecord* started = nullptr) = 0;
+  /// Claims the next invocation of message `id` (docs/pipeline.md "One message", "Waiting"):
+  /// only for the message's PEL owner (kGone, kElsewhere otherwise); records the candidate plan
+  /// unless one is recorded (then kReplan unless they are equal); takes over expired claims
+  /// (an unstarted one uncharged, a started one charged, with the backoff; not right after an
+  /// outage: ClaimTimes); then claims, in plan order, the first due invocation that is
+  /// kReady and whose app is not paused (kSlot when the first such is kNeedsSlot), with the
+  /// uncharged marker `claimed`. Never claims while another token holds a live claim on any
+  /// invocation of the message. When nothing can start, parks the message (kPending): it moves
+  /// to the parking consumer, in the due index until its earliest due time and in the paused
+  /// queue for its paused apps. A new claim keeps `started` in the attempt journal.
+  virtual Result<StartVerdict> start(std::string_view id, const StartRequest& request) = 0;
+  /// The claimed invocation's handler has started: its claim becomes `running`, and from now on
+  /// the attempt counts as executed even if the worker dies (docs/pipeline.md "Claims").
+  virtual Result<BeginVerdict> begin(std::string_view id, std::string_view field,
+                                     std::string_view token) = 0;
+  /// Tells the store a worker reaches it now (every renewal interval): a gap longer than
+  /// ClaimTimes::outage_gap since the last call is an outage, after which expired claims wait
+  /// ClaimTimes::takeover_grace before anyone takes them over.
+  virtual Status heartbeat(const ClaimTimes& times) = 0;
   /// Records the outcome of the attempt claimed with `token`. A failure of the last attempt
   /// with `dlq` given writes that entry (deliveries filled in by the store) in the same step.
   /// When no invocation is left unresolved, the message is acknowledged and retained too.

@@ -27,8 +27,9 @@ std::optional<Marker> Marker::parse(std::string_view text) {
     return std::nullopt;
   }
   const std::string_view kind = parts[0];
-  if (kind == "running" && parts.size() == 4 && parseWholeNumber(parts[3], marker.deadline_ms)) {
-    marker.state = State::kRunning;
+  if ((kind == "running" || kind == "claimed") && parts.size() == 4 &&
+      parseWholeNumber(parts[3], marker.deadline_ms)) {
+    marker.state = kind == "running" ? State::kRunning : State::kClaimed;
     marker.token = parts[2];
   } else if (kind == "failed" && (parts.size() == 3 || parts.size() == 4) &&
              parseWholeNumber(parts[2], marker.next_attempt_ms)) {
@@ -51,6 +52,8 @@ std::optional<Marker> Marker::parse(std::string_view text) {
 std::string Marker::format() const {
   const std::string a = std::to_string(attempt);
   switch (state) {
+    case State::kClaimed:
+      return "claimed:" + a + ":" + token + ":" + std::to_string(deadline_ms);
     case State::kRunning:
       return "running:" + a + ":" + token + ":" + std::to_string(deadline_ms);
     case State::kFailed:

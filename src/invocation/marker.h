@@ -8,7 +8,9 @@
 namespace relay::invocation {
 
 /// One invocation's state as stored in its hash field (docs/pipeline.md "State in Redis"):
-///   running:<attempt>:<token>:<deadline-ms>         attempt N started by the claim `token`
+///   claimed:<attempt>:<token>:<deadline-ms>         attempt N claimed by `token`, its handler
+///                                                   not started yet: never charged
+///   running:<attempt>:<token>:<deadline-ms>         attempt N's handler started (charged)
 ///   failed:<attempt>:<next-attempt-at-ms>:<token>   attempt N failed; the next may start then
 ///   succeeded:<attempt>:<token>
 ///   exhausted:<attempt>:<token>                     every attempt failed; DLQ entry owed
@@ -19,17 +21,19 @@ namespace relay::invocation {
 /// and the tools read and write them through this type. Markers of an older Relay (no token in
 /// succeeded/failed) still parse.
 struct Marker {
-  enum class State { kRunning, kFailed, kSucceeded, kExhausted };
+  enum class State { kClaimed, kRunning, kFailed, kSucceeded, kExhausted };
   State state = State::kRunning;
   int attempt = 0;
   std::string token;
-  std::int64_t deadline_ms = 0;      // running: when the claim expires
+  std::int64_t deadline_ms = 0;      // claimed, running: when the claim expires
   std::int64_t next_attempt_ms = 0;  // failed
   bool dlq_written = false;          // exhausted
 
   /// Parses a stored marker; nullopt for anything malformed.
   static std::optional<Marker> parse(std::string_view text);
   std::string format() const;
+  /// Claimed or running: a claim holds the invocation (live until deadline_ms).
+  bool held() const { return state == State::kClaimed || state == State::kRunning; }
   /// Succeeded, or exhausted with its DLQ entry written: nothing left to do.
   bool terminal() const {
     return state == State::kSucceeded || (state == State::kExhausted && dlq_written);

@@ -24,4 +24,10 @@ std::string OutputTail::text() const {
   return joined;
 }
 
+void OutputTail::started() {
+  if (started_) return;
+  started_ = true;
+  if (on_started_) on_started_();
+}
+
 }  // namespace relay::invocation

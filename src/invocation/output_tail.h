@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <deque>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -21,6 +22,10 @@ class OutputTail final : public runtime::OutputSink {
       : logger_(logger), limit_(limit) {}
 
   void line(std::string_view prefixed_line) override;
+  /// Calls `on_started` the first time the runtime says the handler started.
+  void onStarted(std::function<void()> on_started) { on_started_ = std::move(on_started); }
+  void started() override;
+  bool hasStarted() const { return started_; }
   /// The kept lines joined by `\n`, at most `limit` bytes (a longer last line keeps its end).
   std::string text() const;
 
@@ -29,6 +34,8 @@ class OutputTail final : public runtime::OutputSink {
   std::size_t limit_;
   std::deque<std::string> lines_;
   std::size_t bytes_ = 0;  // sum of the kept lines' sizes plus one separator each
+  std::function<void()> on_started_;
+  bool started_ = false;
 };
 
 }  // namespace relay::invocation

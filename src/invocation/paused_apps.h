@@ -10,9 +10,10 @@
 namespace relay::invocation {
 
 // The apps paused cluster-wide (`relay app pause`, docs/cli.md "Pausing an app"): a Redis set
-// of app names at StreamKeys::paused(), `relay:<stream>:paused`. These functions are the one
-// place that reads and writes it: the worker polls it, `relay app pause/resume/ls` and the
-// console change and show it.
+// of app names per group at StreamKeys::paused(), `relay:<stream>:paused:<group>` (and the
+// stream-wide set of earlier Relays, still honoured). These functions are the one place that
+// reads and writes it: the start script checks it, the worker polls it, `relay app
+// pause/resume/ls` and the console change and show it.
 
 /// The reason a paused app is unavailable (`relay app ls`, logs, the console).
 inline constexpr std::string_view kPausedReason = "paused";
@@ -25,7 +26,9 @@ redis::Result<std::set<std::string>> readPausedApps(redis::Connection& redis,
 redis::Result<bool> pauseApp(redis::Connection& redis, const StreamKeys& keys,
                              std::string_view app);
 
-/// Resumes `app` (SREM); true when it was paused.
+/// Resumes `app` (out of the group's and the legacy stream-wide set), and moves the messages
+/// parked for it to the due index, due now (the due-retry pollers take them at their pace);
+/// true when it was paused.
 redis::Result<bool> resumeApp(redis::Connection& redis, const StreamKeys& keys,
                               std::string_view app);
 

@@ -61,20 +61,45 @@ Reply RedisLifecycleStore::eval(const redis::Script& script, const std::vector<s
   }
 }
 
-Result<StartVerdict> RedisLifecycleStore::start(std::string_view id, const Plan& candidate,
-                                                const std::vector<bool>& runnable,
-                                                std::string_view token, const ClaimTimes& times,
-                                                const AttemptRecord* started) {
+Result<StartVerdict> RedisLifecycleStore::start(std::string_view id, const StartRequest& request) {
   const StreamKeys& keys = settings_.keys;
   std::string mask;
-  for (bool flag : runnable) mask += flag ? '1' : '0';
-  auto reply =
-      eval(scripts_.start, {keys.state(id), keys.due(), keys.attempts(id)},
-           {encodePlan(candidate), mask, std::string(token), millis(times.grace),
-            millis(times.lease), millis(times.margin), std::string(id),
-            started ? encodeAttempt(*started) : std::string(), millis(settings_.retention)});
+  for (std::size_t i = 0; i < request.candidate.invocations.size(); ++i) {
+    mask += static_cast<char>(i < request.runnable.size() ? request.runnable[i]
+                                                          : Runnability::kNotHere);
+  }
+  std::string backoff;
+  for (const std::chrono::milliseconds delay : request.backoff.delays) {
+    if (!backoff.empty()) backoff += ',';
+    backoff += millis(delay);
+  }
+  const ClaimTimes& times = request.times;
+  auto reply = eval(scripts_.start,
+                    {keys.state(id), keys.due(), keys.attempts(id), keys.stream, keys.paused(),
+                     keys.pausedQueue(), keys.clock(), keys.legacyPaused()},
+                    {encodePlan(request.candidate), mask, request.token, millis(times.grace),
+                     millis(times.lease), millis(times.margin), std::string(id),
+                     request.started ? encodeAttempt(*request.started) : std::string(),
+                     millis(settings_.retention), keys.group, request.consumer,
+                     std::string(kParkingConsumer), backoff, millis(request.retry_elsewhere),
+                     millis(times.outage_gap), millis(times.takeover_grace)});
   if (!reply.ok()) return reply.error().toRelay();
   return decodeStart(*reply);
+}
+
+Result<BeginVerdict> RedisLifecycleStore::begin(std::string_view id, std::string_view field,
+                                                std::string_view token) {
+  auto reply =
+      eval(scripts_.begin, {settings_.keys.state(id)}, {std::string(field), std::string(token)});
+  if (!reply.ok()) return reply.error().toRelay();
+  return decodeBegin(*reply);
+}
+
+Status RedisLifecycleStore::heartbeat(const ClaimTimes& times) {
+  auto reply = eval(scripts_.heartbeat, {settings_.keys.clock()},
+                    {millis(times.outage_gap), millis(times.takeover_grace)});
+  if (!reply.ok()) return reply.error().toRelay();
+  return {};
 }
 
 Result<CompleteVerdict> RedisLifecycleStore::complete(std::string_view id, std::string_view field,

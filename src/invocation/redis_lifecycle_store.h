@@ -38,10 +38,10 @@ class RedisLifecycleStore final : public LifecycleStore {
   RedisLifecycleStore(RedisStoreSettings settings, redis::Endpoint endpoint, Clock& clock);
   ~RedisLifecycleStore() override;
 
-  Result<StartVerdict> start(std::string_view id, const Plan& candidate,
-                             const std::vector<bool>& runnable, std::string_view token,
-                             const ClaimTimes& times,
-                             const AttemptRecord* started = nullptr) override;
+  Result<StartVerdict> start(std::string_view id, const StartRequest& request) override;
+  Result<BeginVerdict> begin(std::string_view id, std::string_view field,
+                             std::string_view token) override;
+  Status heartbeat(const ClaimTimes& times) override;
   Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
                                    std::string_view token, const AttemptResult& result,
                                    const DlqEntry* dlq,

@@ -69,6 +69,10 @@ class OutputSink {
  public:
   virtual ~OutputSink() = default;
   virtual void line(std::string_view prefixed_line) = 0;
+  /// The handler has really started (docs/runtimes.md "Starting a handler"): called once per
+  /// run, by the thread that runs it, before any line, and never when run() returns an Error
+  /// (the handler never started). The lifecycle charges the attempt from here on.
+  virtual void started() {}
 };
 
 /// Whether a backend can run an app now; the reason feeds `relay app ls`.

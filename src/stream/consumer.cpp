@@ -6,6 +6,7 @@
 #include "common/thread_name.h"
 #include "invocation/keys.h"
 #include "redis/errors.h"
+#include "stream/idle_claims.h"
 
 namespace relay::stream {
 namespace {
@@ -71,33 +72,78 @@ redis::Result<int> Consumer::readOnce(redis::Connection& redis) {
 }
 
 redis::Result<int> Consumer::sweep(redis::Connection& redis, invocation::LifecycleStore& store,
-                                   const Deliver& deliver) {
-  std::string cursor = "0-0";
+                                   const Deliver& deliver, const std::function<int()>& room) {
+  // Every consumer of the group but the parking one, whose messages wait on an index and are
+  // taken back by the pollers (docs/pipeline.md "Waiting"): a parked backlog costs no sweep.
+  auto consumers = groupConsumers(redis, settings_.stream, settings_.group);
+  if (!consumers.ok()) {
+    metrics_.countRedisError("xinfo");
+    return consumers.error();
+  }
   int reclaimed = 0;
-  do {
-    auto reply = redis.command({"XAUTOCLAIM", settings_.stream, settings_.group, settings_.consumer,
-                                std::to_string(settings_.min_pending_idle.count()), cursor, "COUNT",
-                                std::to_string(settings_.read_count)});
-    if (!reply.ok()) {
-      metrics_.countRedisError("xautoclaim");
-      return reply.error();
+  const invocation::StreamKeys keys{settings_.stream, settings_.group};
+  for (const GroupConsumer& owner : *consumers) {
+    if (owner.pending == 0 || owner.name == invocation::kParkingConsumer) continue;
+    // A worker keeps its heartbeat key alive (docs/operations.md "Threads"); without one its
+    // messages are taken over from a dead worker: docs/pipeline.md "Poison messages".
+    bool owner_dead = false;
+    if (settings_.poison.deaths > 0 && owner.name != settings_.consumer) {
+      auto alive = redis.command({"EXISTS", keys.heartbeat(owner.name)});
+      owner_dead = alive.ok() && alive->integer().ok() && *alive->integer() == 0;
     }
-    auto page = parseAutoClaim(reply->view());
-    if (!page.ok()) return page.error();
-    for (const std::string& id : page->deleted) clearMissing(store, id);
-    std::vector<StreamEntry> fresh;
-    {
-      std::lock_guard lock(mutex_);
-      for (StreamEntry& entry : page->entries) {
-        // Our own delivery still being processed idles in the PEL too: leave it alone.
-        if (!unfinished_.count(entry.id)) fresh.push_back(std::move(entry));
+    std::string start = "-";
+    while (!stopping_.requested()) {
+      // The room this page may take is reserved until deliver() fills it (or gives it back).
+      const int count = room();
+      if (count <= 0) break;
+      auto reply = redis.command({"XPENDING", settings_.stream, settings_.group, "IDLE",
+                                  std::to_string(settings_.min_pending_idle.count()), start, "+",
+                                  std::to_string(count), owner.name});
+      if (!reply.ok()) {
+        deliver({}, count);
+        metrics_.countRedisError("xpending");
+        return reply.error();
       }
+      auto rows = reply->elements();
+      if (!rows.ok()) {
+        deliver({}, count);
+        return rows.error();
+      }
+      std::vector<IdleMessage> idle;
+      for (const redis::ReplyView row : *rows) {
+        auto id = row.at(0);
+        if (!id.ok() || !id->string().ok()) {
+          deliver({}, count);
+          return redis::Error{redis::ErrorKind::kProtocol, "unexpected XPENDING row"};
+        }
+        const std::string message_id(*id->string());
+        start = "(" + message_id;
+        std::lock_guard lock(mutex_);
+        // Our own delivery still being processed idles in the PEL too: leave it alone.
+        if (!unfinished_.count(message_id)) idle.push_back({message_id, owner_dead});
+      }
+      std::vector<StreamEntry> taken;
+      if (!idle.empty()) {
+        auto page = claimIdle(redis, keys, settings_.consumer, settings_.min_pending_idle, idle,
+                              settings_.poison);
+        if (!page.ok()) {
+          deliver({}, count);
+          metrics_.countRedisError("xclaim");
+          return page.error();
+        }
+        for (const std::string& id : page->deleted) clearMissing(store, id);
+        for (const PoisonMessage& poison : page->poison) {
+          (void)lifecycle_.deadLetterPoison(store, poison.id, poison.deaths, poison.event_bytes,
+                                            poison.event_head);
+        }
+        reclaimed += static_cast<int>(page->entries.size() + page->deleted.size());
+        metrics_.countReclaimed(static_cast<long long>(page->entries.size()));
+        taken = std::move(page->entries);
+      }
+      deliver(std::move(taken), count);
+      if (rows->size() < static_cast<std::size_t>(count)) break;
     }
-    reclaimed += static_cast<int>(fresh.size() + page->deleted.size());
-    metrics_.countReclaimed(static_cast<long long>(fresh.size()));
-    deliver(std::move(fresh));
-    cursor = page->next;
-  } while (cursor != "0-0" && !stopping_.requested());
+  }
   auto pending = redis.command({"XPENDING", settings_.stream, settings_.group});
   if (pending.ok()) {
     auto count = pending->at(0);
@@ -107,7 +153,7 @@ redis::Result<int> Consumer::sweep(redis::Connection& redis, invocation::Lifecyc
 }
 
 Consumer::Deliver Consumer::processNow(invocation::LifecycleStore& store) {
-  return [this, &store](std::vector<StreamEntry> entries) {
+  return [this, &store](std::vector<StreamEntry> entries, int /*reserved*/) {
     for (const StreamEntry& entry : entries) {
       if (stopping_.requested()) break;
       process(store, entry);
@@ -117,14 +163,15 @@ Consumer::Deliver Consumer::processNow(invocation::LifecycleStore& store) {
 
 redis::Result<int> Consumer::reclaimOnce(redis::Connection& redis) {
   invocation::LifecycleStore& store = syncStore();
-  return sweep(redis, store, processNow(store));
+  return sweep(redis, store, processNow(store), [this] { return settings_.read_count; });
 }
 
 redis::Result<int> Consumer::pollDueOnce(redis::Connection& redis) {
-  auto entries = due_.take(redis, settings_.read_count);
-  if (!entries.ok()) return entries.error();
-  for (const StreamEntry& entry : *entries) process(syncStore(), entry);
-  return static_cast<int>(entries->size());
+  auto due = due_.take(redis, settings_.read_count);
+  if (!due.ok()) return due.error();
+  for (const std::string& id : due->deleted) clearMissing(syncStore(), id);
+  for (const StreamEntry& entry : due->entries) process(syncStore(), entry);
+  return static_cast<int>(due->entries.size());
 }
 
 void Consumer::stop() {
@@ -167,11 +214,11 @@ std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Conn
   return nullptr;
 }
 
-void Consumer::enqueue(std::vector<StreamEntry> entries) {
+void Consumer::enqueue(std::vector<StreamEntry> entries, int reserved) {
   std::vector<invocation::ClassifiedMessage> messages;
   messages.reserve(entries.size());
   for (StreamEntry& entry : entries) messages.push_back({std::move(entry), std::nullopt});
-  enqueue(std::move(messages));
+  enqueue(std::move(messages), reserved);
 }
 
 void Consumer::enqueue(std::vector<invocation::ClassifiedMessage> messages, int reserved) {
@@ -210,6 +257,15 @@ int Consumer::waitForRoom(int wanted, milliseconds patience) {
 void Consumer::hold(int messages) {
   std::lock_guard lock(mutex_);
   reserved_ += messages;
+}
+
+int Consumer::reserveRoom(int limit) {
+  std::unique_lock lock(mutex_);
+  has_room_.wait(lock, [&] { return stopping_.requested() || roomLocked() > 0; });
+  if (stopping_.requested()) return 0;
+  const int reserved = std::min(roomLocked(), limit);
+  reserved_ += reserved;
+  return reserved;
 }
 
 int Consumer::reserveNow(int limit, int wanted) {
@@ -311,54 +367,58 @@ void Consumer::redriveSoon() {
 
 redis::Result<int> Consumer::redriveOnce(redis::Connection& redis) {
   invocation::LifecycleStore& store = syncStore();
-  return redrive(redis, store, processNow(store));
+  return redrive(redis, store, processNow(store), [this] { return settings_.read_count; });
 }
 
 redis::Result<int> Consumer::redrive(redis::Connection& redis, invocation::LifecycleStore& store,
-                                     const Deliver& deliver) {
+                                     const Deliver& deliver, const std::function<int()>& room) {
   std::string start = "-";
   int redriven = 0;
   while (!stopping_.requested()) {
+    const int count = room();
+    if (count <= 0) break;
     auto reply = redis.command({"XPENDING", settings_.stream, settings_.group, start, "+",
-                                std::to_string(settings_.read_count), settings_.consumer});
+                                std::to_string(count), settings_.consumer});
     if (!reply.ok()) {
+      deliver({}, count);
       metrics_.countRedisError("xpending");
       return reply.error();
     }
     auto rows = reply->elements();
-    if (!rows.ok()) return rows.error();
+    if (!rows.ok()) {
+      deliver({}, count);
+      return rows.error();
+    }
+    std::vector<std::string> ids;
     for (const redis::ReplyView row : *rows) {
       auto id = row.at(0);
-      auto idle = row.at(2);
-      if (!id.ok() || !idle.ok() || !id->string().ok() || !idle->integer().ok()) {
+      if (!id.ok() || !id->string().ok()) {
+        deliver({}, count);
         return redis::Error{redis::ErrorKind::kProtocol, "unexpected XPENDING row"};
       }
       const std::string message_id(*id->string());
       start = "(" + message_id;
-      {
-        std::lock_guard lock(mutex_);
-        if (unfinished_.count(message_id)) continue;  // in hand here already
-      }
-      auto claimed = redis.command({"XCLAIM", settings_.stream, settings_.group, settings_.consumer,
-                                    std::to_string(*idle->integer()), message_id});
-      if (!claimed.ok()) {
-        metrics_.countRedisError("xclaim");
-        return claimed.error();
-      }
-      auto entries = parseEntries(claimed->view());
-      if (!entries.ok()) return entries.error();
-      std::vector<StreamEntry> present;
-      for (StreamEntry& entry : *entries) {
-        ++redriven;
-        if (entry.deleted) {
-          clearMissing(store, entry.id);
-        } else {
-          present.push_back(std::move(entry));
-        }
-      }
-      deliver(std::move(present));
+      std::lock_guard lock(mutex_);
+      if (!unfinished_.count(message_id)) ids.push_back(message_id);  // in hand here already
     }
-    if (rows->size() < static_cast<std::size_t>(settings_.read_count)) break;
+    std::vector<StreamEntry> taken;
+    if (!ids.empty()) {
+      // At no idle time: they are this consumer's own, left pending here.
+      std::vector<IdleMessage> own;
+      for (std::string& id : ids) own.push_back({std::move(id), false});
+      auto page = claimIdle(redis, {settings_.stream, settings_.group}, settings_.consumer,
+                            milliseconds(0), own);
+      if (!page.ok()) {
+        deliver({}, count);
+        metrics_.countRedisError("xclaim");
+        return page.error();
+      }
+      for (const std::string& id : page->deleted) clearMissing(store, id);
+      redriven += static_cast<int>(page->entries.size() + page->deleted.size());
+      taken = std::move(page->entries);
+    }
+    deliver(std::move(taken), count);
+    if (rows->size() < static_cast<std::size_t>(count)) break;
   }
   return redriven;
 }
@@ -373,13 +433,14 @@ void Consumer::reclaimLoop() {
     if (stopping_.requested()) return;
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
-    // Sweeps only hand messages to the pool: a long handler never stalls them.
-    const Deliver to_pool = [&](std::vector<StreamEntry> entries) {
-      waitForRoom();
-      enqueue(std::move(entries));
+    // Sweeps only hand messages to the pool, never more than it has room for (the in-hand
+    // limit holds for every source): a long handler never stalls them.
+    const Deliver to_pool = [&](std::vector<StreamEntry> entries, int reserved) {
+      enqueue(std::move(entries), reserved);
     };
+    const auto room = [&] { return reserveRoom(settings_.read_count); };
     if (redrive_requested_.exchange(false)) {
-      auto redriven = redrive(*redis, *store, to_pool);
+      auto redriven = redrive(*redis, *store, to_pool, room);
       if (!redriven.ok()) {
         logger_.warn("redriving pending messages failed", {{"error", redriven.error().message}});
       } else if (*redriven > 0) {
@@ -388,7 +449,7 @@ void Consumer::reclaimLoop() {
       continue;
     }
     next_reclaim = clock_.monotonicNow() + settings_.reclaim_interval;
-    auto reclaimed = sweep(*redis, *store, to_pool);
+    auto reclaimed = sweep(*redis, *store, to_pool, room);
     if (!reclaimed.ok()) {
       logger_.warn("reclaim failed", {{"error", reclaimed.error().message}});
     } else if (*reclaimed > 0) {
@@ -399,26 +460,35 @@ void Consumer::reclaimLoop() {
 
 void Consumer::dueLoop() {
   std::unique_ptr<redis::Connection> redis;
+  std::unique_ptr<invocation::LifecycleStore> due_store;  // only for missing payloads
   redis::Backoff backoff(settings_.reconnect_min, settings_.reconnect_max);
   while (!stopping_.requested()) {
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
-    const int room = waitForRoom();
-    if (stopping_.requested()) return;
+    const int room = reserveRoom(settings_.read_count);
+    if (stopping_.requested() || room <= 0) {
+      release(room);
+      return;
+    }
     auto due = due_.take(*redis, room);
     if (!due.ok()) {
+      release(room);
       metrics_.countRedisError("due_retries");
       logger_.warn("reading due retries failed", {{"error", due.error().message}});
       stopping_.sleepFor(clock_, settings_.due_poll);
       continue;
     }
+    if (!due->deleted.empty()) {
+      if (!due_store) due_store = stores_();
+      for (const std::string& id : due->deleted) clearMissing(*due_store, id);
+    }
     // A full batch means more may be due: take them as soon as there is room (the pool stays
     // busy through a backlog of retries); otherwise look again after the poll interval.
-    const bool more = static_cast<int>(due->size()) == room;
-    if (!due->empty()) {
-      logger_.debug("due retries taken", {{"count", std::to_string(due->size())}});
-      enqueue(std::move(due).value());
+    const bool more = static_cast<int>(due->entries.size() + due->deleted.size()) == room;
+    if (!due->entries.empty()) {
+      logger_.debug("due messages taken", {{"count", std::to_string(due->entries.size())}});
     }
+    enqueue(std::move(due->entries), room);
     if (!more) stopping_.sleepFor(clock_, settings_.due_poll);
   }
 }

@@ -24,6 +24,7 @@
 #include "redis/reconnect.h"
 #include "stream/due_retries.h"
 #include "stream/group_reader.h"
+#include "stream/idle_claims.h"
 #include "stream/stream_entry.h"
 
 namespace relay::stream {
@@ -50,6 +51,9 @@ struct ConsumerSettings {
   std::chrono::milliseconds min_pending_idle{60'000};  // XAUTOCLAIM min-idle-time
   std::chrono::milliseconds due_poll{1'000};           // how often the due-retry index is read
   DueRetries::Settings due;
+  /// docs/pipeline.md "Poison messages": a message taken over from dead workers this many times
+  /// before its plan was recorded is dead-lettered instead of delivered again (0: never).
+  PoisonRule poison;
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{5'000};
 };
@@ -81,7 +85,7 @@ class Consumer {
   /// One XREADGROUP round processed synchronously on the caller's connection: for tests and
   /// tools. Returns the number of messages read.
   redis::Result<int> readOnce(redis::Connection& redis);
-  /// One XAUTOCLAIM sweep processed synchronously. Returns the number of messages reclaimed
+  /// One reclaim sweep processed synchronously. Returns the number of messages reclaimed
   /// (missing payloads included).
   redis::Result<int> reclaimOnce(redis::Connection& redis);
   /// One poll of the due-retry index processed synchronously. Returns the number taken.
@@ -104,13 +108,16 @@ class Consumer {
   int inHand() const;
 
  private:
-  using Deliver = std::function<void(std::vector<StreamEntry>)>;
-  /// One XAUTOCLAIM sweep; `deliver` gets each page's entries not already in hand.
+  /// Takes a page of entries a sweep brought and the room reserved for it (reserveRoom()).
+  using Deliver = std::function<void(std::vector<StreamEntry>, int reserved)>;
+  /// One reclaim sweep (docs/pipeline.md "Reading"): the messages every consumer but the
+  /// parking one left idle beyond min_pending_idle, taken over a page at a time, each page no
+  /// larger than `room()` says; `deliver` gets each page's entries not already in hand.
   redis::Result<int> sweep(redis::Connection& redis, invocation::LifecycleStore& store,
-                           const Deliver& deliver);
+                           const Deliver& deliver, const std::function<int()>& room);
   /// XCLAIMs this consumer's own pending messages not in hand; `deliver` gets them.
   redis::Result<int> redrive(redis::Connection& redis, invocation::LifecycleStore& store,
-                             const Deliver& deliver);
+                             const Deliver& deliver, const std::function<int()>& room);
   /// Counts, logs and clears a pending reference whose stream entry is gone.
   void clearMissing(invocation::LifecycleStore& store, const std::string& id);
   void process(invocation::LifecycleStore& store, const StreamEntry& entry,
@@ -126,7 +133,7 @@ class Consumer {
   /// back in the same step. The reader's come classified (Lifecycle::settleRead).
   void enqueue(std::vector<invocation::ClassifiedMessage> messages, int reserved = 0);
   /// The reclaimer's and the due-retry poller's: the pool classifies them.
-  void enqueue(std::vector<StreamEntry> entries);
+  void enqueue(std::vector<StreamEntry> entries, int reserved);
   /// Room for more messages in hand; waits while there is none (until stop), then, when
   /// `wanted` is more than the room, up to `patience` more for `wanted` (a bounded real-time
   /// wait on the condition, as in ConcurrencyLimiter).
@@ -140,6 +147,9 @@ class Consumer {
   /// Free room in hand (mutex_ held).
   int roomLocked() const;
   int reserveNow(int limit, int wanted);
+  /// Waits (until stop) for room, then reserves min(room, `limit`): a sweep's or the due
+  /// poller's next batch, given back by enqueue() or release(). 0 once stopping.
+  int reserveRoom(int limit);
   void release(int reserved);
   std::unique_ptr<redis::Connection> connect(std::unique_ptr<redis::Connection> old,
                                              redis::Backoff& backoff);

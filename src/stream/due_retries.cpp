@@ -2,30 +2,37 @@
 
 #include <utility>
 
+#include "stream/idle_claims.h"
+
 namespace relay::stream {
 namespace {
 
-// KEYS: due, stream. ARGV: group, consumer, min-idle-ms, count, lease-ms.
-// Returns the taken entries as [id, [field, value, ...]].
+// KEYS: due, stream. ARGV: group, consumer, min-idle-ms, count, lease-ms, parking consumer.
+// Returns {entries taken as [id, [field, value, ...]], ids whose stream entry is gone}.
 constexpr const char* kTakeDue = R"LUA(
 local due, stream = KEYS[1], KEYS[2]
 local group, consumer, min_idle = ARGV[1], ARGV[2], ARGV[3]
-local count, lease = tonumber(ARGV[4]), tonumber(ARGV[5])
+local count, lease, parking = tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local taken = {}
+local taken, gone = {}, {}
 for _, id in ipairs(redis.call('ZRANGEBYSCORE', due, '-inf', now, 'LIMIT', 0, count)) do
-  if #redis.call('XRANGE', stream, id, id) == 0 then
-    redis.call('ZREM', due, id)  -- the body is gone: the reclaim sweep counts and clears it
-  elseif #redis.call('XPENDING', stream, group, id, id, 1) == 0 then
+  local pel = redis.call('XPENDING', stream, group, id, id, 1)[1]
+  if not pel then
     redis.call('ZREM', due, id)  -- acknowledged meanwhile
+  elseif #redis.call('XRANGE', stream, id, id) == 0 then
+    redis.call('ZREM', due, id)  -- the body is gone: the caller counts and clears it
+    gone[#gone + 1] = id
   else
-    local claimed = redis.call('XCLAIM', stream, group, consumer, min_idle, id)
+    -- A parked message waits for exactly this; one still with a worker is taken only once that
+    -- worker stopped refreshing it (a live delivery renews its idle time).
+    local idle = pel[2] == parking and 0 or min_idle
+    local claimed = redis.call('XCLAIM', stream, group, consumer, idle, id)
     if claimed[1] then taken[#taken + 1] = claimed[1] end
     redis.call('ZADD', due, now + lease, id)
   end
 end
-return taken
+return {taken, gone}
 )LUA";
 
 }  // namespace
@@ -36,13 +43,13 @@ DueRetries::DueRetries(invocation::StreamKeys keys, std::string consumer, Settin
       settings_(settings),
       script_(kTakeDue) {}
 
-redis::Result<std::vector<StreamEntry>> DueRetries::take(redis::Connection& redis,
-                                                         int count) const {
-  auto reply = redis.eval(script_, {keys_.due(), keys_.stream},
-                          {keys_.group, consumer_, std::to_string(settings_.min_idle.count()),
-                           std::to_string(count), std::to_string(settings_.lease.count())});
+redis::Result<AutoClaimPage> DueRetries::take(redis::Connection& redis, int count) const {
+  auto reply = redis.eval(
+      script_, {keys_.due(), keys_.stream},
+      {keys_.group, consumer_, std::to_string(settings_.min_idle.count()), std::to_string(count),
+       std::to_string(settings_.lease.count()), std::string(invocation::kParkingConsumer)});
   if (!reply.ok()) return reply.error();
-  return parseEntries(reply->view());
+  return parseClaimed(reply->view());
 }
 
 }  // namespace relay::stream

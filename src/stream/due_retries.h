@@ -12,11 +12,13 @@
 namespace relay::stream {
 
 /// Polls the due-retry index (`relay:<stream>:due:<group>`, kept by the lifecycle scripts; see
-/// docs/pipeline.md "Retries") so a retry runs when its backoff ends, not at the next reclaim
-/// sweep. One script per poll: the ids whose next attempt is due by Redis's clock, each taken
-/// over (XCLAIM) when it has idled at least `min_idle` in the PEL (a live delivery refreshes its
-/// idle time) and pushed back by `lease` in the index so another replica does not take it too.
-/// Entries whose body is gone are left to the reclaim sweep (missing payload). Stateless.
+/// docs/pipeline.md "Retries", "Waiting") so a parked message runs when it is due: a retry when
+/// its backoff ends, a paused app's message once resumed, one no worker could run a minute
+/// later. One script per poll: the ids due by Redis's clock, each taken over (XCLAIM) from the
+/// parking consumer at once, or from a worker once it has idled at least `min_idle` in the PEL
+/// (a live delivery refreshes its idle time), and pushed back by `lease` in the index so another
+/// replica does not take it too. Ids whose body is gone come back apart (missing payloads).
+/// Stateless.
 class DueRetries {
  public:
   struct Settings {
@@ -26,8 +28,9 @@ class DueRetries {
 
   DueRetries(invocation::StreamKeys keys, std::string consumer, Settings settings);
 
-  /// At most `count` due messages, taken over by this consumer.
-  redis::Result<std::vector<StreamEntry>> take(redis::Connection& redis, int count) const;
+  /// At most `count` due messages, taken over by this consumer (`entries`), and the due ids
+  /// whose stream entry is gone (`deleted`).
+  redis::Result<AutoClaimPage> take(redis::Connection& redis, int count) const;
 
  private:
   invocation::StreamKeys keys_;

@@ -15,12 +15,23 @@ namespace relay::stream {
 /// One stream entry as read: the lifecycle's Message (one concept, one home).
 using StreamEntry = invocation::Message;
 
-/// One page of XAUTOCLAIM: the cursor to continue from ("0-0" when done), the claimed entries,
-/// and the ids whose bodies no longer exist (Redis removed them from the PEL).
+/// A message whose workers kept dying while they held it (docs/pipeline.md "Poison messages"):
+/// its id, how many times, its event's size and first bytes.
+struct PoisonMessage {
+  std::string id;
+  long long deaths = 0;
+  long long event_bytes = 0;
+  std::string event_head;
+};
+
+/// One page of messages taken over (XAUTOCLAIM, a sweep's or the due poller's script): the
+/// cursor to continue from ("0-0" when done), the claimed entries, the ids whose bodies no
+/// longer exist, and the poison messages left where they are for their DLQ entry.
 struct AutoClaimPage {
   std::string next = "0-0";
   std::vector<StreamEntry> entries;
   std::vector<std::string> deleted;
+  std::vector<PoisonMessage> poison;
 };
 
 /// Parses an array of `[id, [field, value, ...]]` (a nil body is a deleted entry).

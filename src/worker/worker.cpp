@@ -22,6 +22,37 @@
 #include "worker/endpoints.h"
 
 namespace relay::worker {
+namespace {
+
+/// The observer with WorkerInternals::on_message in front of it.
+class HookedObserver final : public invocation::LifecycleObserver {
+ public:
+  HookedObserver(std::unique_ptr<invocation::LifecycleObserver> inner,
+                 std::function<void(const invocation::Message&)> hook)
+      : inner_(std::move(inner)), hook_(std::move(hook)) {}
+  void onMessage(const invocation::Message& message) override {
+    hook_(message);
+    inner_->onMessage(message);
+  }
+  void onClassified(const invocation::Message& message,
+                    const invocation::Classification& classification) override {
+    inner_->onClassified(message, classification);
+  }
+  void onAttemptStart(const invocation::AttemptInfo& attempt,
+                      std::vector<std::pair<std::string, std::string>>& env) override {
+    inner_->onAttemptStart(attempt, env);
+  }
+  void onAttemptEnd(const invocation::AttemptInfo& attempt,
+                    const runtime::Outcome* outcome) override {
+    inner_->onAttemptEnd(attempt, outcome);
+  }
+
+ private:
+  std::unique_ptr<invocation::LifecycleObserver> inner_;
+  std::function<void(const invocation::Message&)> hook_;
+};
+
+}  // namespace
 
 Worker::Worker(const config::WorkerConfig& config, std::ostream& log, Clock& clock, Random& random)
     : config_(config),
@@ -66,11 +97,10 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
                                              w.logger_, clock);
   app::RegistrySettings registry;
   registry.apps_root = config.apps;
-  // A paused app is unavailable like one its runtime cannot run: matched invocations stay
-  // pending, nothing is charged, schedules keep publishing (docs/cli.md "Pausing an app").
-  registry.availability = [&backend, &pauses = *w.pauses_](const app::App& app) {
-    if (pauses.paused(app.name))
-      return runtime::Availability{false, std::string(invocation::kPausedReason)};
+  // A paused app stays available here: the start script checks the paused set itself, so no
+  // attempt starts once `relay app pause` returned, whatever this worker last polled, and its
+  // messages wait in the paused queue until the resume (docs/cli.md "Pausing an app").
+  registry.availability = [&backend](const app::App& app) {
     return catalog::runtimeAvailability(backend, app);
   };
   w.keeper_ = std::make_unique<RedisTemplateKeeper>(config.redis, keys, w.metrics_, w.logger_);
@@ -97,6 +127,9 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
                                   {"service", config.tracing->service_name}});
   } else {
     w.observer_ = std::make_unique<invocation::LifecycleObserver>();
+  }
+  if (w.internals_.on_message) {
+    w.observer_ = std::make_unique<HookedObserver>(std::move(w.observer_), w.internals_.on_message);
   }
   w.renewer_store_ = std::make_unique<invocation::RedisLifecycleStore>(store, config.redis, clock);
   invocation::LifecycleSettings lifecycle = w.internals_.lifecycle;
@@ -143,7 +176,8 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
                                     *w.throughput_, w.metrics_, w.logger_, clock);
   w.pauses_->onChange([&w](const PauseWatcher::Change& change) {
     w.registry_->refreshAvailability();
-    // Resumed: run the backlog now rather than when the reclaimer finds it idle.
+    // The resume moved the parked backlog to the due index already (invocation/paused_apps.h);
+    // what an earlier Relay left pending here for the pause runs now too, not at the sweep.
     if (!change.resumed.empty()) w.consumer_->redriveSoon();
   });
   return worker;
@@ -261,6 +295,9 @@ void Worker::run() {
   stopping_ = true;
   renewer_->stop();
   renewer.join();
+  // Outcomes Redis has not recorded yet (it was away when their handlers ended) are repeated a
+  // while longer: a stop does not turn them into expired claims if Redis comes back in time.
+  (void)renewer_->settleOwed(internals_.owed_patience);
   publisher_->stop();
   publisher.join();
   watcher.join();

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <ostream>
 
@@ -35,6 +36,13 @@ struct WorkerInternals {
   invocation::LifecycleSettings lifecycle;  // keys/consumer are taken from the config
   invocation::RenewerSettings renewal;      // its claim times are the lifecycle's
   std::chrono::milliseconds availability_refresh{30'000};
+  /// How long a graceful stop keeps repeating the outcomes Redis has not recorded yet (an
+  /// outage at the end of a handler) before it exits with them owed (docs/pipeline.md
+  /// "Stopping").
+  std::chrono::milliseconds owed_patience{30'000};
+  /// Called for every delivery before it is processed (a test seam: relay_test_worker makes a
+  /// poison message with it, docs/pipeline.md "Poison messages"); the binary sets none.
+  std::function<void(const invocation::Message&)> on_message;
   HousekeepingSettings housekeeping;     // pending gauge, readiness, retention
   catalog::PublisherSettings schedules;  // the stream is taken from the config
   PauseSettings pauses;

@@ -16,6 +16,12 @@
 //     std::int64_t nowMs();                           // the store's clock
 //     std::vector<invocation::AttemptRecord> attempts(const std::string& id);  // the journal
 //     void breakJournal(const std::string& id);  // later journal writes of `id` fail
+//     void takeBack(const std::string& id);      // XCLAIM ... JUSTID to "w1" (a poller's take)
+//     std::string owner(const std::string& id);  // its consumer in the PEL ("": not pending)
+//     void pause(const std::string& app);        // relay app pause / resume
+//     void resume(const std::string& app);
+//     bool parkedFor(const std::string& app, const std::string& id);  // in the paused queue
+//     void redeliver(const std::string& id);     // delivered again (a group re-created at 0)
 //   };
 #include <gtest/gtest.h>
 
@@ -43,9 +49,18 @@ inline PlannedInvocation planned(const std::string& app, const std::string& hand
   return invocation;
 }
 
-/// Short claims so a test can let them expire: 100 ms timeout + 0 grace, lease 150 ms, no margin.
+/// Short claims so a test can let them expire: 100 ms timeout + 0 grace, lease 150 ms, no margin;
+/// expired claims may be taken over at once (no outage grace: a test of outages sets one).
 inline ClaimTimes shortClaims() {
-  return ClaimTimes{milliseconds(0), milliseconds(150), milliseconds(0)};
+  return ClaimTimes{milliseconds(0), milliseconds(150), milliseconds(0), milliseconds(3'600'000),
+                    milliseconds(0)};
+}
+
+/// The runnability of each planned invocation from flags: runnable here (with a slot) or not.
+inline std::vector<Runnability> flags(std::vector<bool> runnable) {
+  std::vector<Runnability> out;
+  for (bool flag : runnable) out.push_back(flag ? Runnability::kReady : Runnability::kNotHere);
+  return out;
 }
 
 inline DlqEntry dlqFor(const std::string& id, const std::string& app, const std::string& handler,
@@ -102,18 +117,48 @@ inline AttemptRecord finishedH(int attempt, std::string outcome, std::int64_t fi
   return record;
 }
 
+/// What worker w1 asks of start(): a backoff of 150 ms after a lost attempt, 300 ms before an
+/// invocation it cannot run is due again; every invocation runnable unless `runnable` says.
+inline StartRequest startRequest(const Plan& plan, std::vector<bool> runnable,
+                                 const std::string& token, const AttemptRecord* started = nullptr,
+                                 const std::string& consumer = "w1") {
+  if (runnable.empty()) runnable.assign(plan.invocations.size(), true);
+  StartRequest request;
+  request.candidate = plan;
+  request.runnable = flags(std::move(runnable));
+  request.token = token;
+  request.consumer = consumer;
+  request.times = shortClaims();
+  if (started) request.started = *started;
+  request.backoff.delays = {milliseconds(150)};
+  request.retry_elsewhere = milliseconds(300);
+  return request;
+}
+
 template <typename Backend>
 class LifecycleStoreContract : public ::testing::Test {
  protected:
   Backend backend_;
   LifecycleStore& store() { return backend_.store(); }
 
+  static StartRequest request(const Plan& plan, std::vector<bool> runnable,
+                              const std::string& token, const AttemptRecord* started = nullptr,
+                              const std::string& consumer = "w1") {
+    return startRequest(plan, std::move(runnable), token, started, consumer);
+  }
+  /// start() as worker w1 after taking the message back (as a poller does once it is due).
   StartVerdict start(const std::string& id, const Plan& plan, const std::string& token,
                      std::vector<bool> runnable = {}) {
-    if (runnable.empty()) runnable.assign(plan.invocations.size(), true);
-    auto verdict = store().start(id, plan, runnable, token, shortClaims());
+    backend_.takeBack(id);
+    auto verdict = store().start(id, request(plan, std::move(runnable), token));
     EXPECT_TRUE(verdict.ok()) << verdict.error().message;
     return verdict.ok() ? *verdict : StartVerdict{};
+  }
+  /// The claimed handler started: its claim counts from now on.
+  void begin(const std::string& id, const std::string& field, const std::string& token) {
+    auto begun = store().begin(id, field, token);
+    ASSERT_TRUE(begun.ok()) << begun.error().message;
+    EXPECT_EQ(*begun, BeginVerdict::kRunning);
   }
   CompleteVerdict complete(const std::string& id, const std::string& field,
                            const std::string& token, const AttemptResult& result,
@@ -139,12 +184,18 @@ TYPED_TEST_P(LifecycleStoreContract, FirstStartRecordsThePlanAndClaimsAttemptOne
   EXPECT_EQ(verdict.index, 0u);
   EXPECT_EQ(verdict.attempt, 1);
   EXPECT_EQ(this->backend_.field(id, std::string(kPlanField)), encodePlan(this->one()));
-  const auto running = this->marker(id, "shop/h");
-  ASSERT_TRUE(running);
-  EXPECT_EQ(running->state, Marker::State::kRunning);
-  EXPECT_EQ(running->token, "t1");
+  const auto claimed = this->marker(id, "shop/h");
+  ASSERT_TRUE(claimed);
+  EXPECT_EQ(claimed->state, Marker::State::kClaimed);  // not charged until its handler begins
+  EXPECT_EQ(claimed->token, "t1");
   // Deadline from the store's clock: timeout (100) + grace (0), capped by the lease (150).
-  EXPECT_NEAR(static_cast<double>(running->deadline_ms - this->backend_.nowMs()), 100, 50);
+  EXPECT_NEAR(static_cast<double>(claimed->deadline_ms - this->backend_.nowMs()), 100, 50);
+  this->begin(id, "shop/h", "t1");
+  const auto running = this->marker(id, "shop/h");
+  EXPECT_EQ(running->state, Marker::State::kRunning);
+  EXPECT_EQ(running->deadline_ms, claimed->deadline_ms);
+  this->begin(id, "shop/h", "t1");  // a repeat changes nothing
+  EXPECT_EQ(*this->store().begin(id, "shop/h", "other"), BeginVerdict::kLost);
 }
 
 TYPED_TEST_P(LifecycleStoreContract, RecordedPlanWinsOverALaterClassification) {
@@ -206,7 +257,8 @@ TYPED_TEST_P(LifecycleStoreContract, DueIndexKeepsTheRetryOfOneInvocationWhileAn
   EXPECT_EQ(a.kind, StartVerdict::Kind::kRun);
   EXPECT_EQ(a.index, 0u);
   EXPECT_EQ(this->backend_.dueAt(id), retry_b);  // a's claim leaves b's retry indexed
-  this->backend_.pass(milliseconds(200));        // a's worker died on its only attempt
+  this->begin(id, "shop/a", "t2");
+  this->backend_.pass(milliseconds(200));  // a's worker died on its only attempt
   const StartVerdict later = this->start(id, plan, "t3");
   EXPECT_EQ(later.kind, StartVerdict::Kind::kPending);
   EXPECT_EQ(this->marker(id, "shop/a")->state, Marker::State::kExhausted);
@@ -322,7 +374,7 @@ TYPED_TEST_P(LifecycleStoreContract, StaleTokenChangesNothing) {
   const std::string id = this->backend_.deliver();
   this->start(id, this->one(), "t1");
   EXPECT_EQ(this->complete(id, "shop/h", "other", success()).kind, CompleteVerdict::Kind::kStale);
-  EXPECT_EQ(this->marker(id, "shop/h")->state, Marker::State::kRunning);
+  EXPECT_EQ(this->marker(id, "shop/h")->state, Marker::State::kClaimed);
 }
 
 TYPED_TEST_P(LifecycleStoreContract, ReleaseGivesTheAttemptBackUncharged) {
@@ -351,18 +403,44 @@ TYPED_TEST_P(LifecycleStoreContract, ReleaseWithoutAFieldFindsTheTokensClaim) {
   EXPECT_EQ(this->marker(id, "shop/b")->attempt, 0);
 }
 
-TYPED_TEST_P(LifecycleStoreContract, ExpiredClaimCountsAsAnAttemptThatRan) {
+// docs/pipeline.md "Claims": a started attempt whose worker died counts, and the next one waits
+// for the backoff like after any failure, with the loss as its reason.
+TYPED_TEST_P(LifecycleStoreContract, ExpiredStartedClaimCountsAsAnAttemptThatRanThenBacksOff) {
   const std::string id = this->backend_.deliver();
   this->start(id, this->one(), "t1");
+  this->begin(id, "shop/h", "t1");
   this->backend_.pass(milliseconds(200));  // the worker died mid-handler
-  const StartVerdict next = this->start(id, this->one(), "t2");
+  const StartVerdict waits = this->start(id, this->one(), "t2");
+  EXPECT_EQ(waits.kind, StartVerdict::Kind::kPending);
+  const auto lost = this->marker(id, "shop/h");
+  ASSERT_TRUE(lost);
+  EXPECT_EQ(lost->state, Marker::State::kFailed);
+  EXPECT_EQ(lost->attempt, 1);
+  EXPECT_NEAR(static_cast<double>(lost->next_attempt_ms - this->backend_.nowMs()), 150, 60);
+  EXPECT_EQ(this->backend_.field(id, std::string(kReasonPrefix) + "shop/h"),
+            "worker lost during attempt 1");
+  this->backend_.pass(milliseconds(200));
+  const StartVerdict next = this->start(id, this->one(), "t3");
   EXPECT_EQ(next.kind, StartVerdict::Kind::kRun);
   EXPECT_EQ(next.attempt, 2);
+}
+
+// docs/pipeline.md "Claims": a claim whose handler never started charges nothing when its worker
+// dies (waiting for a slot, preparing the runtime, a kill -9 before the start).
+TYPED_TEST_P(LifecycleStoreContract, ExpiredUnstartedClaimChargesNothingAndIsDueAtOnce) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(1), "t1");
+  this->backend_.pass(milliseconds(200));  // killed before its handler started
+  const StartVerdict next = this->start(id, this->one(1), "t2");
+  EXPECT_EQ(next.kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(next.attempt, 1);  // retries: 0 and still its first attempt: nothing dead-lettered
+  EXPECT_TRUE(this->backend_.dlq().empty());
 }
 
 TYPED_TEST_P(LifecycleStoreContract, ExpiredLastAttemptOwesOneDlqEntryWrittenOnce) {
   const std::string id = this->backend_.deliver();
   this->start(id, this->one(1), "t1");
+  this->begin(id, "shop/h", "t1");
   this->backend_.pass(milliseconds(200));
   const StartVerdict owes = this->start(id, this->one(1), "t2");
   ASSERT_EQ(owes.kind, StartVerdict::Kind::kOwesDlq);
@@ -374,7 +452,9 @@ TYPED_TEST_P(LifecycleStoreContract, ExpiredLastAttemptOwesOneDlqEntryWrittenOnc
   EXPECT_TRUE(written->acked);
   auto again = this->store().writeDlq(id, "shop/h", dlqFor(id, "shop", "h", 1));
   EXPECT_EQ(again->kind, DlqVerdict::Kind::kRetained);
-  EXPECT_EQ(this->backend_.dlq().size(), 1u);
+  ASSERT_EQ(this->backend_.dlq().size(), 1u);
+  // The entry says how the last attempt ended: its worker was lost (not an earlier reason).
+  EXPECT_EQ(this->backend_.dlq()[0].at("reason"), "worker lost during attempt 1");
 }
 
 TYPED_TEST_P(LifecycleStoreContract, RetainedStateIsInertForEveryVerb) {
@@ -501,7 +581,7 @@ TYPED_TEST_P(LifecycleStoreContract, JournalKeepsOneRecordPerAttemptTheEndReplac
 TYPED_TEST_P(LifecycleStoreContract, ClaimKeepsItsAttemptsJournalRecordInTheSameStep) {
   const std::string id = this->backend_.deliver();
   const AttemptRecord started = startedBy("host-1", 1'000);
-  auto claimed = this->store().start(id, this->two(), {false, true}, "t1", shortClaims(), &started);
+  auto claimed = this->store().start(id, this->request(this->two(), {false, true}, "t1", &started));
   ASSERT_TRUE(claimed.ok()) << claimed.error().message;
   EXPECT_EQ(claimed->kind, StartVerdict::Kind::kRun);
   EXPECT_FALSE(claimed->journal_failed);
@@ -516,11 +596,11 @@ TYPED_TEST_P(LifecycleStoreContract, ClaimKeepsItsAttemptsJournalRecordInTheSame
   EXPECT_EQ(records[0].outcome, "");
   // No claim, no record: another worker finds the message busy.
   const AttemptRecord other = startedBy("host-2", 2'000);
-  auto busy = this->store().start(id, this->two(), {true, true}, "t2", shortClaims(), &other);
+  auto busy = this->store().start(id, this->request(this->two(), {true, true}, "t2", &other));
   ASSERT_TRUE(busy.ok());
   EXPECT_EQ(busy->kind, StartVerdict::Kind::kBusy);
   // A repeat after a lost reply returns the same claim and leaves its record as it was.
-  auto again = this->store().start(id, this->two(), {false, true}, "t1", shortClaims(), &other);
+  auto again = this->store().start(id, this->request(this->two(), {false, true}, "t1", &other));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(again->kind, StartVerdict::Kind::kRun);
   records = this->backend_.attempts(id);
@@ -537,7 +617,7 @@ TYPED_TEST_P(LifecycleStoreContract, ClaimKeepsItsAttemptsJournalRecordInTheSame
 TYPED_TEST_P(LifecycleStoreContract, OutcomeKeepsItsJournalRecordInTheSameStepWhateverTheVerdict) {
   const std::string id = this->backend_.deliver();
   const AttemptRecord started = startedBy("host-1", 1'000);
-  ASSERT_TRUE(this->store().start(id, this->one(), {true}, "t1", shortClaims(), &started).ok());
+  ASSERT_TRUE(this->store().start(id, this->request(this->one(), {true}, "t1", &started)).ok());
   const AttemptRecord failed = finishedH(1, "failed", 3'000);
   auto recorded = this->store().complete(id, "shop/h", "t1", failure(), nullptr, &failed);
   ASSERT_TRUE(recorded.ok()) << recorded.error().message;
@@ -567,7 +647,7 @@ TYPED_TEST_P(LifecycleStoreContract, OutcomeKeepsItsJournalRecordInTheSameStepWh
 TYPED_TEST_P(LifecycleStoreContract, ReleaseOfAnUnstartedClaimTakesItsJournalRecordAlong) {
   const std::string id = this->backend_.deliver();
   const AttemptRecord started = startedBy("host-1", 1'000);
-  ASSERT_TRUE(this->store().start(id, this->one(), {true}, "t1", shortClaims(), &started).ok());
+  ASSERT_TRUE(this->store().start(id, this->request(this->one(), {true}, "t1", &started)).ok());
   ASSERT_EQ(this->backend_.attempts(id).size(), 1u);
   auto released = this->store().release(id, "shop/h", "t1", milliseconds(100), true);
   ASSERT_TRUE(released.ok());
@@ -576,12 +656,12 @@ TYPED_TEST_P(LifecycleStoreContract, ReleaseOfAnUnstartedClaimTakesItsJournalRec
   // The claim of a lost start() reply, released by token alone.
   const std::string lost = this->backend_.deliver();
   ASSERT_TRUE(
-      this->store().start(lost, this->two(), {false, true}, "u1", shortClaims(), &started).ok());
+      this->store().start(lost, this->request(this->two(), {false, true}, "u1", &started)).ok());
   EXPECT_EQ(*this->store().release(lost, "", "u1", milliseconds(100), true),
             ReleaseVerdict::kReleased);
   EXPECT_TRUE(this->backend_.attempts(lost).empty());
   const std::string killed = this->backend_.deliver();
-  ASSERT_TRUE(this->store().start(killed, this->one(), {true}, "v1", shortClaims(), &started).ok());
+  ASSERT_TRUE(this->store().start(killed, this->request(this->one(), {true}, "v1", &started)).ok());
   EXPECT_EQ(*this->store().release(killed, "shop/h", "v1", milliseconds(100)),
             ReleaseVerdict::kReleased);
   EXPECT_EQ(this->backend_.attempts(killed).size(), 1u);
@@ -593,12 +673,12 @@ TYPED_TEST_P(LifecycleStoreContract, JournalThatCannotBeWrittenChangesNoVerdict)
   const std::string id = this->backend_.deliver();
   this->backend_.breakJournal(id);
   const AttemptRecord started = startedBy("host-1", 1'000);
-  auto claimed = this->store().start(id, this->one(1), {true}, "t1", shortClaims(), &started);
+  auto claimed = this->store().start(id, this->request(this->one(1), {true}, "t1", &started));
   ASSERT_TRUE(claimed.ok()) << claimed.error().message;
   EXPECT_EQ(claimed->kind, StartVerdict::Kind::kRun);
   EXPECT_EQ(claimed->attempt, 1);
   EXPECT_TRUE(claimed->journal_failed);
-  EXPECT_EQ(this->marker(id, "shop/h")->state, Marker::State::kRunning);
+  EXPECT_EQ(this->marker(id, "shop/h")->state, Marker::State::kClaimed);
   const AttemptRecord finished = finishedH(1, "failed", 3'000);
   const DlqEntry entry = dlqFor(id, "shop", "h", 1);
   auto recorded = this->store().complete(id, "shop/h", "t1", failure(), &entry, &finished);
@@ -613,7 +693,7 @@ TYPED_TEST_P(LifecycleStoreContract, JournalThatCannotBeWrittenChangesNoVerdict)
   // The same for a release.
   const std::string other = this->backend_.deliver();
   this->backend_.breakJournal(other);
-  ASSERT_TRUE(this->store().start(other, this->one(), {true}, "u1", shortClaims(), &started).ok());
+  ASSERT_TRUE(this->store().start(other, this->request(this->one(), {true}, "u1", &started)).ok());
   EXPECT_EQ(*this->store().release(other, "shop/h", "u1", milliseconds(100), true),
             ReleaseVerdict::kReleased);
   EXPECT_EQ(this->marker(other, "shop/h")->attempt, 0);
@@ -747,6 +827,154 @@ TYPED_TEST_P(LifecycleStoreContract, SettleOfManyAcknowledgementsGivesEachItsOwn
   EXPECT_TRUE(this->backend_.dueAt(event).has_value());  // still owed: its retry stays due
 }
 
+// docs/pipeline.md "Waiting": only the message's owner in the PEL starts it. A worker that still
+// holds a message a replica took over, or acknowledged (say by other rules), runs nothing.
+TYPED_TEST_P(LifecycleStoreContract, OnlyThePelOwnerStartsAMessage) {
+  const std::string id = this->backend_.deliver();  // delivered to w1
+  auto other = this->store().start(id, this->request(this->one(), {}, "t1", nullptr, "w2"));
+  ASSERT_TRUE(other.ok()) << other.error().message;
+  EXPECT_EQ(other->kind, StartVerdict::Kind::kElsewhere);
+  EXPECT_EQ(other->owner, "w1");
+  EXPECT_FALSE(this->backend_.field(id, std::string(kPlanField)));  // nothing recorded
+  ASSERT_TRUE(this->store().acknowledge(id).ok());                  // a replica's unmatched verdict
+  auto gone = this->store().start(id, this->request(this->one(), {}, "t2"));
+  ASSERT_TRUE(gone.ok()) << gone.error().message;
+  EXPECT_EQ(gone->kind, StartVerdict::Kind::kGone);
+  EXPECT_FALSE(this->backend_.field(id, std::string(kPlanField)));  // no state left behind
+  EXPECT_FALSE(this->backend_.dueAt(id));
+}
+
+// docs/pipeline.md "Waiting": a message that cannot start now leaves the worker: the parking
+// consumer holds it in the PEL (nothing reclaims from it) and the due index says when.
+TYPED_TEST_P(LifecycleStoreContract, AMessageThatCannotStartIsParkedUntilItIsDue) {
+  const std::string id = this->backend_.deliver();
+  auto parked = this->store().start(id, this->request(this->one(), {false}, "t1"));
+  ASSERT_TRUE(parked.ok()) << parked.error().message;
+  EXPECT_EQ(parked->kind, StartVerdict::Kind::kPending);
+  EXPECT_EQ(this->backend_.owner(id), std::string(kParkingConsumer));
+  ASSERT_TRUE(this->backend_.dueAt(id));
+  EXPECT_NEAR(static_cast<double>(*this->backend_.dueAt(id) - this->backend_.nowMs()), 300, 60);
+  EXPECT_EQ(parked->until, *this->backend_.dueAt(id));
+  EXPECT_FALSE(this->marker(id, "shop/h"));  // nothing charged
+  // A worker still holding it gets nothing; the poller's take brings it back.
+  auto held = this->store().start(id, this->request(this->one(), {}, "t2"));
+  EXPECT_EQ(held->kind, StartVerdict::Kind::kPending);
+  EXPECT_EQ(this->start(id, this->one(), "t3").kind, StartVerdict::Kind::kRun);
+  // A failed attempt parks it too, until its backoff ends.
+  this->complete(id, "shop/h", "t3", failure());
+  this->backend_.takeBack(id);
+  EXPECT_EQ(this->store().start(id, this->request(this->one(), {}, "t4"))->kind,
+            StartVerdict::Kind::kPending);
+  EXPECT_EQ(this->backend_.owner(id), std::string(kParkingConsumer));
+  EXPECT_EQ(this->backend_.dueAt(id), this->marker(id, "shop/h")->next_attempt_ms);
+}
+
+// docs/pipeline.md "Claims": a claim is only taken with a concurrency slot in hand.
+TYPED_TEST_P(LifecycleStoreContract, TheNextInvocationWithoutASlotIsNamedAndNothingIsClaimed) {
+  const std::string id = this->backend_.deliver();
+  StartRequest request = this->request(this->two(), {}, "t1");
+  request.runnable = {Runnability::kNeedsSlot, Runnability::kReady};
+  auto slot = this->store().start(id, request);
+  ASSERT_TRUE(slot.ok()) << slot.error().message;
+  EXPECT_EQ(slot->kind, StartVerdict::Kind::kSlot);
+  EXPECT_EQ(slot->index, 0u);  // one at a time, in plan order: not b
+  EXPECT_FALSE(this->marker(id, "shop/a"));
+  EXPECT_FALSE(this->marker(id, "shop/b"));
+  EXPECT_EQ(this->backend_.owner(id), "w1");  // still here: the worker waits for a slot
+  request.runnable = {Runnability::kReady, Runnability::kReady};
+  EXPECT_EQ(this->store().start(id, request)->kind, StartVerdict::Kind::kRun);
+}
+
+// docs/pipeline.md "Waiting": once pause returns, no attempt of the app starts anywhere, and its
+// backlog waits in the paused queue (nothing per sweep) until it is resumed.
+TYPED_TEST_P(LifecycleStoreContract, APausedAppStartsNothingAndItsMessagesWaitForTheResume) {
+  const std::string id = this->backend_.deliver();
+  this->backend_.pause("shop");
+  auto paused = this->store().start(id, this->request(this->one(), {}, "t1"));
+  ASSERT_TRUE(paused.ok()) << paused.error().message;
+  EXPECT_EQ(paused->kind, StartVerdict::Kind::kPending);
+  EXPECT_EQ(paused->paused, std::vector<std::string>{"shop"});
+  EXPECT_FALSE(this->marker(id, "shop/h"));
+  EXPECT_EQ(this->backend_.owner(id), std::string(kParkingConsumer));
+  EXPECT_TRUE(this->backend_.parkedFor("shop", id));
+  EXPECT_FALSE(this->backend_.dueAt(id));  // not looked at again until the resume
+  this->backend_.resume("shop");
+  EXPECT_FALSE(this->backend_.parkedFor("shop", id));
+  ASSERT_TRUE(this->backend_.dueAt(id));
+  EXPECT_LE(*this->backend_.dueAt(id), this->backend_.nowMs());  // due now
+  EXPECT_EQ(this->start(id, this->one(), "t2").kind, StartVerdict::Kind::kRun);
+}
+
+// docs/pipeline.md "Outages": an expired claim is not taken over right after an outage, so the
+// worker that ran the handler records its real outcome; without that worker it is taken over
+// once the grace has passed.
+TYPED_TEST_P(LifecycleStoreContract, AClaimThatExpiredDuringAnOutageIsNotTakenOverAtOnce) {
+  ClaimTimes times = shortClaims();
+  times.outage_gap = milliseconds(400);
+  times.takeover_grace = milliseconds(600);
+  const std::string id = this->backend_.deliver();
+  ASSERT_TRUE(this->store().heartbeat(times).ok());
+  StartRequest first = this->request(this->one(1), {}, "t1");
+  first.times = times;
+  ASSERT_EQ(this->store().start(id, first)->kind, StartVerdict::Kind::kRun);
+  this->begin(id, "shop/h", "t1");
+  this->backend_.pass(milliseconds(500));  // no worker reached the store: an outage
+  StartRequest replica = this->request(this->one(1), {}, "t2");
+  replica.times = times;
+  auto during = this->store().start(id, replica);
+  ASSERT_TRUE(during.ok()) << during.error().message;
+  EXPECT_EQ(during->kind, StartVerdict::Kind::kBusy);  // expired, but not taken over yet
+  // The worker that ran it records its success, however late.
+  EXPECT_EQ(this->complete(id, "shop/h", "t1", success()).kind, CompleteVerdict::Kind::kSucceeded);
+  EXPECT_TRUE(this->backend_.dlq().empty());
+  // Without that worker: taken over once the grace has passed.
+  const std::string orphan = this->backend_.deliver();
+  StartRequest claim = this->request(this->one(1), {}, "u1");
+  claim.times = times;
+  ASSERT_EQ(this->store().start(orphan, claim)->kind, StartVerdict::Kind::kRun);
+  this->begin(orphan, "shop/h", "u1");
+  this->backend_.pass(milliseconds(500));
+  claim.token = "u2";
+  EXPECT_EQ(this->store().start(orphan, claim)->kind, StartVerdict::Kind::kBusy);
+  for (int beat = 0; beat < 3; ++beat) {  // workers reach the store again, within the gap
+    ASSERT_TRUE(this->store().heartbeat(times).ok());
+    this->backend_.pass(milliseconds(250));
+  }
+  ASSERT_TRUE(this->store().heartbeat(times).ok());
+  claim.token = "u3";
+  EXPECT_EQ(this->store().start(orphan, claim)->kind, StartVerdict::Kind::kOwesDlq);
+}
+
+// A finished message delivered again (its group re-created at 0) leaves the PEL again at once.
+TYPED_TEST_P(LifecycleStoreContract, ARetainedMessageDeliveredAgainIsAcknowledgedAgain) {
+  const std::string id = this->backend_.deliver();
+  this->start(id, this->one(), "t1");
+  ASSERT_TRUE(this->complete(id, "shop/h", "t1", success()).acked);
+  this->backend_.redeliver(id);
+  ASSERT_TRUE(this->backend_.pending(id));
+  EXPECT_EQ(this->start(id, this->one(), "t2").kind, StartVerdict::Kind::kRetained);
+  EXPECT_FALSE(this->backend_.pending(id));
+}
+
+// An obsolete occurrence owing its DLQ entry is not acknowledged before the entry is written.
+TYPED_TEST_P(LifecycleStoreContract, AnObsoleteOccurrenceOwingItsDlqEntryLeavesOnlyOnceWritten) {
+  const std::string id = this->backend_.deliver();
+  Plan occurrence = this->one(1);
+  occurrence.invocations[0].trigger = runtime::Trigger::kSchedule;
+  this->start(id, occurrence, "t1");
+  const CompleteVerdict exhausted = this->complete(id, "shop/h", "t1", failure());  // no entry
+  EXPECT_EQ(exhausted.kind, CompleteVerdict::Kind::kExhausted);
+  EXPECT_FALSE(exhausted.dlq_written);
+  auto refused = this->store().acknowledge(id, /*obsolete_occurrence=*/true);
+  ASSERT_TRUE(refused.ok());
+  EXPECT_EQ(refused->kind, AckVerdict::Kind::kUnresolved);
+  EXPECT_TRUE(this->backend_.pending(id));
+  auto written = this->store().writeDlq(id, "shop/h", dlqFor(id, "shop", "h", 1));
+  ASSERT_TRUE(written.ok());
+  EXPECT_TRUE(written->acked);
+  EXPECT_EQ(this->backend_.dlq().size(), 1u);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
     LifecycleStoreContract, FirstStartRecordsThePlanAndClaimsAttemptOne,
     RecordedPlanWinsOverALaterClassification, RepeatedStartWithTheSameTokenReturnsTheSameClaim,
@@ -758,7 +986,8 @@ REGISTER_TYPED_TEST_SUITE_P(
     LastFailedAttemptWritesItsDlqEntryAndAcksAtomically,
     RepeatedCompleteReturnsTheSameVerdictAndChangesNothingTwice, StaleTokenChangesNothing,
     ReleaseGivesTheAttemptBackUncharged, ReleaseWithoutAFieldFindsTheTokensClaim,
-    ExpiredClaimCountsAsAnAttemptThatRan, ExpiredLastAttemptOwesOneDlqEntryWrittenOnce,
+    ExpiredStartedClaimCountsAsAnAttemptThatRanThenBacksOff,
+    ExpiredUnstartedClaimChargesNothingAndIsDueAtOnce, ExpiredLastAttemptOwesOneDlqEntryWrittenOnce,
     RetainedStateIsInertForEveryVerb, UnrunnableMessageGetsOneDlqEntryAndItsAckInOneStep,
     UnrunnableVerdictDefersToARecordedPlan, UnplannedAckLeavesNoState,
     ClearedMissingPayloadIsRetainedAndThenInert, RenewalKeepsALiveClaimPastItsFirstDeadline,
@@ -768,6 +997,12 @@ REGISTER_TYPED_TEST_SUITE_P(
     ReleaseOfAnUnstartedClaimTakesItsJournalRecordAlong, JournalThatCannotBeWrittenChangesNoVerdict,
     ObsoleteOccurrenceLeavesWithItsStateRetainedUnlessRunning,
     SettleOfAReadActsAsEachVerbAloneAndNeverAcksAnOwedPlan,
-    SettleOfManyAcknowledgementsGivesEachItsOwnVerdictInOrder);
+    SettleOfManyAcknowledgementsGivesEachItsOwnVerdictInOrder, OnlyThePelOwnerStartsAMessage,
+    AMessageThatCannotStartIsParkedUntilItIsDue,
+    TheNextInvocationWithoutASlotIsNamedAndNothingIsClaimed,
+    APausedAppStartsNothingAndItsMessagesWaitForTheResume,
+    AClaimThatExpiredDuringAnOutageIsNotTakenOverAtOnce,
+    ARetainedMessageDeliveredAgainIsAcknowledgedAgain,
+    AnObsoleteOccurrenceOwingItsDlqEntryLeavesOnlyOnceWritten);
 
 }  // namespace relay::invocation::contract

@@ -35,6 +35,9 @@ class FakeRuntime final : public runtime::Runtime {
     if (unavailable_.count(key)) return Error::unavailable("fake: " + key + " unavailable");
     runs_.push_back({spec.app, spec.handler, spec.message_id, spec.attempt, spec.trigger,
                      std::string(spec.input), spec.app_env});
+    lock.unlock();
+    output.started();  // the handler started: from here on the attempt counts
+    lock.lock();
     ++running_;
     changed_.notify_all();
     changed_.wait(lock, [&] { return !blocked_.count(key) || allowed_[key] > 0; });

@@ -31,10 +31,48 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
                                   std::chrono::milliseconds retention = std::chrono::hours(168))
       : clock_(clock), retention_(retention) {}
 
-  /// XREADGROUP's side: `id` enters the PEL (or its delivery count grows).
-  void deliver(const std::string& id) {
+  /// XREADGROUP's side: `id` enters the PEL (or its delivery count grows), owned by `consumer`.
+  void deliver(const std::string& id, const std::string& consumer = "w1") {
     std::lock_guard lock(mutex_);
     ++pel_[id];
+    owner_[id] = consumer;
+  }
+  /// XCLAIM's side (a reclaim, the due poller): `consumer` owns the pending `id` now; with
+  /// `justid` the delivery count stays (XCLAIM ... JUSTID).
+  void claimFor(const std::string& id, const std::string& consumer, bool justid = false) {
+    std::lock_guard lock(mutex_);
+    if (!pel_.count(id)) return;
+    if (!justid) ++pel_[id];
+    owner_[id] = consumer;
+  }
+  /// Who owns `id` in the PEL ("" when it is not pending).
+  std::string owner(const std::string& id) const {
+    std::lock_guard lock(mutex_);
+    auto found = owner_.find(id);
+    return pel_.count(id) && found != owner_.end() ? found->second : std::string();
+  }
+  /// `relay app pause` / `resume`: the paused set, and on resume the app's parked messages
+  /// move to the due index, due now.
+  void pause(const std::string& app) {
+    std::lock_guard lock(mutex_);
+    paused_.insert(app);
+  }
+  void resume(const std::string& app) {
+    std::lock_guard lock(mutex_);
+    paused_.erase(app);
+    for (auto it = paused_queue_.begin(); it != paused_queue_.end();) {
+      if (it->first == app) {
+        due_[it->second] = nowMs();
+        it = paused_queue_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  }
+  /// Whether `id` waits in the paused queue for `app`.
+  bool parkedFor(const std::string& app, const std::string& id) const {
+    std::lock_guard lock(mutex_);
+    return paused_queue_.count({app, id}) > 0;
   }
   /// Makes the next call of `verb` ("start", "complete", "release", "write_dlq", "acknowledge")
   /// apply its change and then fail as if the reply had been lost (a killed connection).
@@ -88,14 +126,31 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     state_[id][name] = value;
   }
 
-  Result<invocation::StartVerdict> start(
-      std::string_view id, const invocation::Plan& candidate, const std::vector<bool>& runnable,
-      std::string_view token, const invocation::ClaimTimes& times,
-      const invocation::AttemptRecord* started = nullptr) override {
+  Result<invocation::StartVerdict> start(std::string_view id,
+                                         const invocation::StartRequest& request) override {
     std::lock_guard lock(mutex_);
-    auto verdict =
-        startLocked(std::string(id), candidate, runnable, std::string(token), times, started);
+    auto verdict = startLocked(std::string(id), request);
     return maybeLose("start", std::move(verdict));
+  }
+
+  Result<invocation::BeginVerdict> begin(std::string_view id, std::string_view field,
+                                         std::string_view token) override {
+    std::lock_guard lock(mutex_);
+    const std::string key(id);
+    if (isRetained(key)) return invocation::BeginVerdict::kRetained;
+    auto m = markerOf(key, std::string(field));
+    if (!m || m->token != token) return maybeLose("begin", invocation::BeginVerdict::kLost);
+    if (m->state == State::kClaimed) {
+      m->state = State::kRunning;
+      state_[key][std::string(field)] = m->format();
+    }
+    return maybeLose("begin", invocation::BeginVerdict::kRunning);
+  }
+
+  Status heartbeat(const invocation::ClaimTimes& times) override {
+    std::lock_guard lock(mutex_);
+    (void)observeClock(times);
+    return {};
   }
 
   Result<invocation::CompleteVerdict> complete(
@@ -171,7 +226,9 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     for (const auto& planned : planOf(key).invocations) {
       auto m = markerOf(key, planned.field());
       if (planned.trigger != runtime::Trigger::kSchedule) obsolete = false;
-      if (m && m->state == State::kRunning && nowMs() < m->deadline_ms) obsolete = false;
+      if (m && m->held() && nowMs() < m->deadline_ms) obsolete = false;
+      // An owed DLQ entry is written first.
+      if (m && m->state == State::kExhausted && !m->dlq_written) obsolete = false;
     }
     if (!resolved(key) && !obsolete) {
       verdict.kind = invocation::AckVerdict::Kind::kUnresolved;
@@ -270,13 +327,11 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     if (value == hash->second.end()) return std::nullopt;
     return invocation::Marker::parse(value->second);
   }
-  /// The marker of `name` while an attempt runs under `token`; nullopt otherwise.
+  /// The marker of `name` while `token` holds its claim (claimed or running); nullopt otherwise.
   std::optional<invocation::Marker> heldBy(const std::string& key, const std::string& name,
                                            std::string_view token) {
     auto held = markerOf(key, name);
-    if (!held || held->state != invocation::Marker::State::kRunning || held->token != token) {
-      return std::nullopt;
-    }
+    if (!held || !held->held() || held->token != token) return std::nullopt;
     return held;
   }
   bool hasPlan(const std::string& key) const {
@@ -339,16 +394,34 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     dlq_.push_back(std::move(fields));
   }
 
+  /// docs/pipeline.md "Outages" (the Lua library's observe_clock): notes now; whether expired
+  /// claims may be taken over.
+  bool observeClock(const invocation::ClaimTimes& times) {
+    const std::int64_t now = nowMs();
+    if (!clock_seen_ || now - *clock_seen_ > times.outage_gap.count()) clock_resumed_ = now;
+    clock_seen_ = now;
+    return now >= clock_resumed_ + times.takeover_grace.count();
+  }
+
   Result<invocation::StartVerdict> startLocked(const std::string& key,
-                                               const invocation::Plan& candidate,
-                                               const std::vector<bool>& runnable,
-                                               const std::string& token,
-                                               const invocation::ClaimTimes& times,
-                                               const invocation::AttemptRecord* started) {
+                                               const invocation::StartRequest& request) {
     using Kind = invocation::StartVerdict::Kind;
+    using invocation::Runnability;
     invocation::StartVerdict verdict;
-    if (isRetained(key)) return startVerdict(Kind::kRetained);
-    const std::string candidate_text = invocation::encodePlan(candidate);
+    const bool pending = pel_.count(key) > 0;
+    if (isRetained(key)) {
+      pel_.erase(key);  // a finished message delivered again leaves again
+      return startVerdict(Kind::kRetained);
+    }
+    if (!pending) return startVerdict(Kind::kGone);
+    const std::string parking(invocation::kParkingConsumer);
+    if (owner_[key] == parking) return startVerdict(Kind::kPending);
+    if (owner_[key] != request.consumer) {
+      verdict.kind = Kind::kElsewhere;
+      verdict.owner = owner_[key];
+      return verdict;
+    }
+    const std::string candidate_text = invocation::encodePlan(request.candidate);
     if (!hasPlan(key)) {
       state_[key][std::string(invocation::kPlanField)] = candidate_text;
     } else if (state_[key][std::string(invocation::kPlanField)] != candidate_text) {
@@ -357,21 +430,46 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
       return verdict;
     }
     const invocation::Plan plan = planOf(key);
+    const invocation::ClaimTimes& times = request.times;
     const std::int64_t now = nowMs();
+    std::optional<bool> takeover;
     std::vector<std::optional<invocation::Marker>> markers;
     for (std::size_t i = 0; i < plan.invocations.size(); ++i) {
-      const std::string name = plan.invocations[i].field();
+      const auto& planned = plan.invocations[i];
+      const std::string name = planned.field();
       if (state_[key].count(name) && !markerOf(key, name)) {
         return Error::internal("invocation state of " + name + " is corrupt");
       }
-      markers.push_back(markerOf(key, name));
-      const auto& m = markers.back();
-      if (m && m->state == State::kRunning) {
-        if (m->token == token) return startVerdict(Kind::kRun, i, m->attempt);
-        if (now < m->deadline_ms) return startVerdict(Kind::kBusy, i, m->attempt);
+      std::optional<invocation::Marker> m = markerOf(key, name);
+      if (m && m->held()) {
+        if (m->token == request.token) return startVerdict(Kind::kRun, i, m->attempt);
+        if (!takeover && now >= m->deadline_ms) takeover = observeClock(times);
+        if (now < m->deadline_ms || !*takeover) return startVerdict(Kind::kBusy, i, m->attempt);
+        // Its worker is gone: an unstarted claim uncharged, a started one charged + backoff.
+        if (m->state == State::kClaimed) {
+          m = invocation::Marker{State::kFailed, m->attempt - 1, "-"};
+          m->next_attempt_ms = now;
+        } else {
+          state_[key][std::string(invocation::kReasonPrefix) + name] =
+              "worker lost during attempt " + std::to_string(m->attempt);
+          state_[key][std::string(invocation::kTailPrefix) + name] = "";
+          if (m->attempt >= planned.max_attempts) {
+            m = invocation::Marker{State::kExhausted, m->attempt, request.token};
+          } else {
+            const int lost = m->attempt;
+            m = invocation::Marker{State::kFailed, lost, "-"};
+            m->next_attempt_ms = now + request.backoff.after(lost).count();
+          }
+        }
+        state_[key][name] = m->format();
       }
+      markers.push_back(m);
     }
-    bool pending_any = false;
+    std::vector<std::string> parked_for;
+    std::optional<std::int64_t> earliest;
+    const auto waitUntil = [&](std::int64_t at) {
+      if (!earliest || at < *earliest) earliest = at;
+    };
     for (std::size_t i = 0; i < plan.invocations.size(); ++i) {
       const auto& planned = plan.invocations[i];
       const auto& m = markers[i];
@@ -380,40 +478,60 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
         attempt = 1;
       } else if (m->state == State::kExhausted) {
         if (!m->dlq_written) verdict.owed.emplace_back(i, m->attempt);
-      } else if (m->state == State::kFailed || m->state == State::kRunning) {
-        if (m->state == State::kFailed && now < m->next_attempt_ms) {
-          pending_any = true;
+      } else if (m->state == State::kFailed) {
+        if (now < m->next_attempt_ms) {
+          waitUntil(m->next_attempt_ms);
         } else if (m->attempt >= planned.max_attempts) {
-          invocation::Marker exhausted{State::kExhausted, m->attempt, token};
+          invocation::Marker exhausted{State::kExhausted, m->attempt, request.token};
           state_[key][planned.field()] = exhausted.format();
           verdict.owed.emplace_back(i, m->attempt);
         } else {
           attempt = m->attempt + 1;
         }
       }
-      if (attempt) {
-        if (i < runnable.size() && runnable[i]) {
-          const auto hold = std::min(planned.timeout + times.grace, times.lease) + times.margin;
-          invocation::Marker running{State::kRunning, *attempt, token};
-          running.deadline_ms = now + hold.count();
-          state_[key][planned.field()] = running.format();
-          reindex(key);
-          verdict = startVerdict(Kind::kRun, i, *attempt);
-          if (started) {
-            invocation::AttemptRecord record = *started;
-            record.app = planned.app;
-            record.handler = planned.handler;
-            record.attempt = *attempt;
-            verdict.journal_failed = !journalLocked(key, record);
-          }
-          return verdict;
+      if (!attempt) continue;
+      const Runnability how =
+          i < request.runnable.size() ? request.runnable[i] : Runnability::kNotHere;
+      if (paused_.count(planned.app)) {
+        parked_for.push_back(planned.app);
+      } else if (how == Runnability::kReady) {
+        const auto hold = std::min(planned.timeout + times.grace, times.lease) + times.margin;
+        invocation::Marker claimed{State::kClaimed, *attempt, request.token};
+        claimed.deadline_ms = now + hold.count();
+        state_[key][planned.field()] = claimed.format();
+        reindex(key);
+        verdict = startVerdict(Kind::kRun, i, *attempt);
+        if (request.started) {
+          invocation::AttemptRecord record = *request.started;
+          record.app = planned.app;
+          record.handler = planned.handler;
+          record.attempt = *attempt;
+          verdict.journal_failed = !journalLocked(key, record);
         }
-        pending_any = true;
+        return verdict;
+      } else if (how == Runnability::kNeedsSlot) {
+        reindex(key);
+        return startVerdict(Kind::kSlot, i);
+      } else {
+        waitUntil(now + request.retry_elsewhere.count());
       }
     }
-    reindex(key);
-    if (pending_any) return startVerdict(Kind::kPending);
-    verdict.kind = verdict.owed.empty() ? Kind::kDone : Kind::kOwesDlq;
+    if (!earliest && parked_for.empty()) {
+      reindex(key);
+      verdict.kind = verdict.owed.empty() ? Kind::kDone : Kind::kOwesDlq;
+      return verdict;
+    }
+    // Parked: held by the parking consumer, in the due index and the paused queue.
+    if (earliest) {
+      due_[key] = *earliest;
+    } else {
+      due_.erase(key);
+    }
+    for (const std::string& app : parked_for) paused_queue_.insert({app, key});
+    owner_[key] = parking;
+    verdict = startVerdict(Kind::kPending);
+    verdict.until = earliest.value_or(0);
+    verdict.paused = parked_for;
     return verdict;
   }
 
@@ -424,16 +542,14 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
                                                      const invocation::DlqEntry* dlq) {
     using Kind = invocation::CompleteVerdict::Kind;
     auto m = markerOf(key, name);
-    if (m && m->token == token && m->state != State::kRunning) {
+    if (m && m->token == token && !m->held()) {
       const Kind kind = m->state == State::kSucceeded ? Kind::kSucceeded
                         : m->state == State::kFailed  ? Kind::kFailed
                                                       : Kind::kExhausted;
       return invocation::CompleteVerdict{kind, m->dlq_written, isRetained(key)};
     }
     if (isRetained(key)) return invocation::CompleteVerdict{Kind::kRetained, false, true};
-    if (!m || m->state != State::kRunning || m->token != token) {
-      return invocation::CompleteVerdict{Kind::kStale};
-    }
+    if (!m || !m->held() || m->token != token) return invocation::CompleteVerdict{Kind::kStale};
     int max_attempts = 1;
     for (const auto& planned : planOf(key).invocations) {
       if (planned.field() == name) max_attempts = planned.max_attempts;
@@ -501,7 +617,12 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
   mutable std::mutex mutex_;
   std::map<std::string, Hash> state_;
   std::map<std::string, Hash> journals_;
-  std::map<std::string, long long> pel_;  // id -> delivery count
+  std::map<std::string, long long> pel_;      // id -> delivery count
+  std::map<std::string, std::string> owner_;  // id -> its consumer in the PEL
+  std::set<std::string> paused_;
+  std::set<std::pair<std::string, std::string>> paused_queue_;  // (app, id)
+  std::optional<std::int64_t> clock_seen_;
+  std::int64_t clock_resumed_ = 0;
   std::map<std::string, std::chrono::milliseconds> ttl_;
   std::map<std::string, std::int64_t> due_;
   std::vector<DlqFields> dlq_;

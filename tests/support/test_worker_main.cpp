@@ -1,10 +1,16 @@
 // A worker process for crash tests: the real Worker, configured from the environment like
 // `relay start`, but with the fixed internals shortened through its constructor (which the
 // relay binary never does): reclaim every 200 ms, messages idle 300 ms are reclaimable, a claim
-// outlives its handler's timeout by 1 s only; with RELAY_TEST_BACKOFF=<duration> (e.g. 200ms)
-// every retry waits that long instead of the 1m, 2m, 5m, 10m table. Runs until killed.
+// outlives its handler's timeout by its 2 s kill grace only, renewals (and heartbeats) every
+// 100 ms, an outage is a gap of 1.5 s and expired claims wait 2 s after one, an invocation no
+// worker could run is looked at again after 1 s; with RELAY_TEST_BACKOFF=<duration> (e.g.
+// 200ms) every retry waits that long instead of the 1m, 2m, 5m, 10m table; with
+// RELAY_TEST_CRASH_ON=<text> the process aborts when it is about to process an event containing
+// that text (a poison message, docs/pipeline.md "Poison messages"), and its heartbeat lives 1 s.
+// Runs until killed.
 #include <cstdlib>
 #include <iostream>
+#include <string>
 
 #include "common/duration.h"
 #include "common/random.h"
@@ -24,6 +30,11 @@ int main() {
   internals.consumer.reclaim_interval = std::chrono::milliseconds(200);
   internals.consumer.min_pending_idle = std::chrono::milliseconds(300);
   internals.lifecycle.claim.margin = std::chrono::milliseconds(0);
+  internals.lifecycle.claim.outage_gap = std::chrono::milliseconds(1'500);
+  internals.lifecycle.claim.takeover_grace = std::chrono::milliseconds(2'000);
+  internals.lifecycle.retry_elsewhere = std::chrono::milliseconds(1'000);
+  internals.renewal.interval = std::chrono::milliseconds(100);
+  internals.consumer.due_poll = std::chrono::milliseconds(200);
   if (const char* backoff = std::getenv("RELAY_TEST_BACKOFF")) {
     auto delay = parseDuration(backoff);
     if (!delay.ok()) {
@@ -32,6 +43,14 @@ int main() {
     }
     internals.lifecycle.backoff.delays = {*delay};
   }
+  if (const char* crash = std::getenv("RELAY_TEST_CRASH_ON")) {
+    const std::string marker = crash;
+    internals.on_message = [marker](const invocation::Message& message) {
+      if (message.valueOf("event").find(marker) != std::string_view::npos) std::abort();
+    };
+  }
+  internals.housekeeping.refresh_interval = std::chrono::milliseconds(200);
+  internals.housekeeping.heartbeat_ttl = std::chrono::milliseconds(1'000);
   SystemClock clock;
   SystemRandom random;
   auto created = worker::Worker::create(*config, std::cerr, clock, random, internals);

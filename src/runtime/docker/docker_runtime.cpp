@@ -179,8 +179,10 @@ Result<Outcome> DockerRuntime::supervise(const std::string& id, const Invocation
     // A lost reply may hide a container that did start: then it is a charged attempt.
     auto state = api_.inspect(id);
     if (!state || !state->started) return status.error();
+    output.started();
     return failedAfterStart(id, status.error().message, started);
   }
+  output.started();  // the container runs the handler from here (docs/runtimes.md)
 
   // Wait for the end of the output, then for the exit; at each passed deadline escalate:
   // SIGTERM, SIGKILL after the grace period, then give up.

@@ -47,10 +47,12 @@ Result<Outcome> ProcessRuntime::run(const InvocationSpec& spec, OutputSink& outp
     // The file exists (checked above), so an exec that fails (bad format, bad interpreter
     // line) is the handler's fault: a failed attempt, not an unavailable backend.
     if (spec.language != Language::kExec) return child.error();
+    output.started();
     Outcome outcome;
     outcome.reason = child.error().message;
     return outcome;
   }
+  output.started();
   const std::string prefix = outputPrefix(spec);
   LineSplitter out(prefix, output);
   LineSplitter err(prefix, output);

@@ -221,6 +221,8 @@ Result<Outcome> SandboxRuntime::supervise(const InvocationSpec& spec, Invocation
   // anyway), so the handler gets its grace period instead of losing its whole pid namespace at
   // once; SIGKILL takes everything.
   const pid_t root_pid = process.pid();
+  // bwrap (or the prewarmed launcher) runs: the handler starts now (docs/runtimes.md).
+  output.started();
   auto termination = process.supervise(
       input, out, err, clock_, spec.timeout,
       [&group, root_pid](int sig) { group.signalAll(sig, sig == SIGKILL ? -1 : root_pid); });

@@ -28,9 +28,10 @@ TEST(WorkerCrash, ASecondWorkerCompletesTheMessageOfAKilledOne) {
              0755);
   ::chmod((apps.path() / "crashy").c_str(), 0755);
   ::chmod((apps.path() / "crashy/bin").c_str(), 0755);
+  // The lost attempt counts as a failure and the next waits for the (shortened) backoff.
   const std::vector<std::string> env = {"REDIS_URI=" + (*server)->uri(),
                                         "RELAY_APPS=" + apps.path().string(),
-                                        "RELAY_HTTP_ADDR=127.0.0.1:0"};
+                                        "RELAY_HTTP_ADDR=127.0.0.1:0", "RELAY_TEST_BACKOFF=200ms"};
   auto redis = (*server)->connect();
   const auto pending = [&] {
     auto reply = redis->command({"XPENDING", "events", "relay"});

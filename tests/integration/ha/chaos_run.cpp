@@ -4,15 +4,20 @@
 #include <sstream>
 #include <thread>
 
+#include "invocation/keys.h"
+#include "invocation/marker.h"
+#include "invocation/plan.h"
 #include "redis/connection.h"
+#include "stream/stream_entry.h"
 
 namespace relay::testing {
 
 using std::chrono::milliseconds;
 using std::chrono::steady_clock;
 
-ChaosRun::ChaosRun(const std::vector<std::string>& worker_uris, redis::Endpoint redis, int events)
-    : worker_uris_(worker_uris), redis_(std::move(redis)), events_(events) {}
+ChaosRun::ChaosRun(const std::vector<std::string>& worker_uris, redis::Endpoint redis, int events,
+                   bool with_schedule)
+    : worker_uris_(worker_uris), redis_(std::move(redis)), events_(events), apps_(with_schedule) {}
 
 bool ChaosRun::start(std::string& why) {
   for (size_t i = 0; i < worker_uris_.size(); ++i) {
@@ -65,6 +70,56 @@ long long ChaosRun::pending() {
   return *reply->at(0)->integer();
 }
 
+ChaosRun::Audit ChaosRun::audit() {
+  Audit audit;
+  auto connection = redis::Connection::create(redis_);
+  if (!connection) return audit;
+  redis::Connection& redis = **connection;
+  auto range = redis.command({"XRANGE", "{events}", "-", "+"});
+  if (!range) return audit;
+  auto entries = stream::parseEntries(range->view());
+  if (!entries) return audit;
+  const auto started = apps_.startedAttempts();
+  const invocation::StreamKeys keys{"{events}", "relay"};
+  audit.never_run_charged = 0;
+  audit.early_acks = 0;
+  for (const stream::StreamEntry& entry : *entries) {
+    ++audit.messages;
+    auto hash = redis.command({"HGETALL", keys.state(entry.id)});
+    auto pel = redis.command({"XPENDING", "{events}", "relay", entry.id, entry.id, "1"});
+    if (!hash || !pel) return Audit{};
+    const bool pending = pel->size() > 0;
+    std::map<std::string, std::string> state;
+    for (size_t i = 0; i + 1 < hash->size(); i += 2) {
+      state[std::string(*hash->at(i)->string())] = std::string(*hash->at(i + 1)->string());
+    }
+    const auto plan_text = state.find(std::string(invocation::kPlanField));
+    if (plan_text == state.end()) {
+      if (!pending) ++audit.early_acks;  // acknowledged, yet nothing ever ran or was planned
+      continue;
+    }
+    const auto plan = invocation::decodePlan(plan_text->second);
+    if (!plan) return Audit{};
+    for (const invocation::PlannedInvocation& planned : plan->invocations) {
+      const auto text = state.find(planned.field());
+      const auto marker =
+          text == state.end() ? std::nullopt : invocation::Marker::parse(text->second);
+      if (!pending && (!marker || !marker->terminal())) ++audit.early_acks;
+      if (!marker) continue;
+      // A claim not yet begun charged nothing; every other marker's attempts count as run.
+      const int charged = marker->state == invocation::Marker::State::kClaimed ? marker->attempt - 1
+                                                                               : marker->attempt;
+      const auto ran = started.find(entry.id + "/" + planned.app + "/" + planned.handler);
+      int ran_count = 0;
+      if (ran != started.end()) {
+        for (int attempt : ran->second) ran_count += attempt <= charged;
+      }
+      audit.never_run_charged += std::max(0, charged - ran_count);
+    }
+  }
+  return audit;
+}
+
 std::vector<int> ChaosRun::atRisk() const {
   std::vector<int> events;
   for (const Acknowledged& ack : producer_->acknowledged()) {
@@ -107,6 +162,15 @@ std::string ChaosRun::report(const std::string& what, const std::vector<millisec
   for (size_t i = 0; i < followed.size(); ++i) {
     out << " worker" << (i + 1) << " " << followed[i].count() << " ms";
   }
+  return out.str();
+}
+
+std::string ChaosRun::report(const std::string& what, const std::vector<milliseconds>& followed,
+                             const Audit& audit) {
+  std::ostringstream out;
+  out << report(what, followed) << "; audit of " << audit.messages
+      << " stream entries: " << audit.never_run_charged << " charged attempts never run, "
+      << audit.early_acks << " messages acknowledged early";
   return out.str();
 }
 

@@ -22,7 +22,9 @@ class ChaosRun {
  public:
   /// `worker_uris`: the REDIS_URI of each worker; `redis`: where the producer and the final
   /// checks connect (a sentinel endpoint, or a cluster node with slot_key {events}).
-  ChaosRun(const std::vector<std::string>& worker_uris, redis::Endpoint redis, int events);
+  /// `with_schedule`: the apps also fire a schedule every minute (HaApps).
+  ChaosRun(const std::vector<std::string>& worker_uris, redis::Endpoint redis, int events,
+           bool with_schedule = false);
 
   /// Starts the workers and then the producer; false (with the logs in `why`) when a worker
   /// did not start.
@@ -47,12 +49,25 @@ class ChaosRun {
 
   /// XPENDING's count on the current master; -1 when it cannot be read.
   long long pending();
+  /// What the delivery guarantees forbid, read from the current master after the run
+  /// (docs/pipeline.md "Guarantees"): attempts charged in a state hash that no handler started
+  /// (per invocation, the marker's attempt count beyond the attempts that started), and
+  /// messages acknowledged while an invocation of their plan is not terminal (or without any
+  /// state: acknowledged without running). -1 each when Redis cannot be read.
+  struct Audit {
+    long long never_run_charged = -1;
+    long long early_acks = -1;
+    long long messages = 0;  // stream entries audited
+  };
+  Audit audit();
   HaApps::Coverage coverage() const { return apps_.coverage(events_); }
   const AcknowledgedProducer& producer() const { return *producer_; }
   /// One paragraph for the test output: events, lost, pending, duplicates, the producer's
   /// outage and each worker's time to the new master.
   std::string report(const std::string& what,
                      const std::vector<std::chrono::milliseconds>& followed);
+  std::string report(const std::string& what,
+                     const std::vector<std::chrono::milliseconds>& followed, const Audit& audit);
   /// Every worker's log, for a failing assertion.
   std::string logs() const;
 

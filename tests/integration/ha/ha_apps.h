@@ -2,6 +2,7 @@
 
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -39,17 +40,25 @@ events:
 )";
     }
     apps_.write("ha/template.yaml", yaml);
-    apps_.write(
-        "ha/bin/record.sh",
-        "#!/bin/sh\nprintf '%s %s\\n' \"$RELAY_INVOCATION_ID\" \"$(cat | tr -d '\\n')\" >> " +
-            runs().string() + "\n",
-        0755);
+    // Every handler first notes which attempt of which invocation started (the audit of
+    // ChaosRun: charged attempts against started ones).
+    const std::string started =
+        "printf '%s %s\\n' \"$RELAY_INVOCATION_ID\" \"$RELAY_ATTEMPT\" >> " +
+        attemptsLog().string() + "\n";
+    apps_.write("ha/bin/record.sh",
+                "#!/bin/sh\n" + started +
+                    "printf '%s %s\\n' \"$RELAY_INVOCATION_ID\" \"$(cat | tr -d "
+                    "'\\n')\" >> " +
+                    runs().string() + "\n",
+                0755);
     apps_.write("ha/bin/fail.sh",
-                "#!/bin/sh\ncat >/dev/null\n[ \"$RELAY_TRIGGER\" = replay ] && exit 0\nexit 3\n",
+                "#!/bin/sh\n" + started +
+                    "cat >/dev/null\n[ \"$RELAY_TRIGGER\" = replay ] && exit 0\nexit 3\n",
                 0755);
     apps_.write("ha/bin/flaky.sh",
-                "#!/bin/sh\ncat >/dev/null\necho \"flaky attempt $RELAY_ATTEMPT\" >> " +
-                    runs().string() + ".flaky\n[ \"$RELAY_ATTEMPT\" -ge 2 ]\n",
+                "#!/bin/sh\n" + started +
+                    "cat >/dev/null\necho \"flaky attempt $RELAY_ATTEMPT\" >> " + runs().string() +
+                    ".flaky\n[ \"$RELAY_ATTEMPT\" -ge 2 ]\n",
                 0755);
   }
 
@@ -66,6 +75,17 @@ events:
 
   /// Every recorded run, one line each.
   std::vector<std::string> lines() const { return read(runs()); }
+  std::filesystem::path attemptsLog() const { return records_.path() / "attempts.log"; }
+  /// The attempts that really started, per RELAY_INVOCATION_ID (every handler notes them).
+  std::map<std::string, std::set<int>> startedAttempts() const {
+    std::map<std::string, std::set<int>> started;
+    for (const std::string& line : read(attemptsLog())) {
+      const size_t space = line.rfind(' ');
+      if (space == std::string::npos) continue;
+      started[line.substr(0, space)].insert(std::stoi(line.substr(space + 1)));
+    }
+    return started;
+  }
 
   /// How the runs of bin/record.sh cover the events {"kind":"ha","n":N} for N = 1..count.
   struct Coverage {

@@ -7,6 +7,7 @@
 
 #include "common/system_clock.h"
 #include "contract/lifecycle_store_contract.h"
+#include "invocation/paused_apps.h"
 #include "invocation/redis_lifecycle_store.h"
 #include "stream/stream_entry.h"
 #include "support/redis_server.h"
@@ -88,6 +89,27 @@ class RedisBackend {
   void breakJournal(const std::string& id) {
     (void)redis_->command({"SET", keys_.attempts(id), "not a hash"});
   }
+  void takeBack(const std::string& id) {
+    (void)redis_->command({"XCLAIM", "events", "relay", "w1", "0", id, "JUSTID"});
+  }
+  std::string owner(const std::string& id) {
+    auto reply = redis_->command({"XPENDING", "events", "relay", id, id, "1"});
+    if (!reply.ok() || reply->size() == 0) return {};
+    return std::string(*reply->at(0)->at(1)->string());
+  }
+  void pause(const std::string& app) { (void)pauseApp(*redis_, keys_, app); }
+  void resume(const std::string& app) { (void)resumeApp(*redis_, keys_, app); }
+  bool parkedFor(const std::string& app, const std::string& id) {
+    auto reply = redis_->command({"ZSCORE", keys_.pausedQueue(), app + "\n" + id});
+    auto text = reply->optionalString();
+    return text.ok() && text->has_value();
+  }
+  // The group re-created at 0: every entry is delivered again.
+  void redeliver(const std::string& id) {
+    (void)redis_->command({"XGROUP", "SETID", "events", "relay", "0"});
+    (void)redis_->command({"XREADGROUP", "GROUP", "relay", "w1", "STREAMS", "events", ">"});
+    (void)id;
+  }
 
  private:
   SystemClock clock_;
@@ -128,7 +150,7 @@ TEST(RedisLifecycleStoreSettle, MoreAcknowledgementsThanOneCommandTakesAreAllAck
   for (int i = 0; i < 8'100; ++i) requests.push_back({backend.deliver(), false, std::nullopt});
   const std::string owes = requests[8'050].id;  // one with state: each is looked at alone
   ASSERT_TRUE(
-      backend.store().start(owes, Plan{{planned("shop", "h")}}, {true}, "t1", shortClaims()).ok());
+      backend.store().start(owes, startRequest(Plan{{planned("shop", "h")}}, {true}, "t1")).ok());
   const auto verdicts = backend.store().settle(requests);
   ASSERT_EQ(verdicts.size(), requests.size());
   for (std::size_t i = 0; i < requests.size(); ++i) {

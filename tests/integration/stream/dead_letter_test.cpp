@@ -149,6 +149,9 @@ TEST_F(DeadLetter, FailedDlqWriteLeavesThePendingMessageToBeReRouted) {
   exhaustAll();
   EXPECT_EQ(pendingCount(), 1);
   EXPECT_EQ(marker(id, "alpha/bin/a.sh").substr(0, 12), "exhausted:2:");
+  // The log says what happened: owed, not written.
+  EXPECT_NE(log_.str().find("exhausted its retries: dead-letter entry owed"), std::string::npos);
+  EXPECT_EQ(log_.str().find("exhausted its retries: dead-lettered"), std::string::npos);
   ASSERT_TRUE(redis_->command({"DEL", "relay:events:dlq"}).ok());
   reclaim();
   EXPECT_EQ(pendingCount(), 0);

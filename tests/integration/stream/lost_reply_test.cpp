@@ -95,7 +95,7 @@ TEST_F(LostReply, ABlipLongerThanTheRetriesNeverDeadLettersAnInvocationThatNever
   proxy_->setRefusing(true);  // Redis unreachable from this worker for a while
   EXPECT_EQ(deliver(id), invocation::Delivery::kPending);
   EXPECT_EQ(runtime_.runsOf("shop/bin/a.sh"), 0);
-  EXPECT_EQ(marker(id, "shop/bin/a.sh").substr(0, 10), "running:1:");  // claimed, never started
+  EXPECT_EQ(marker(id, "shop/bin/a.sh").substr(0, 10), "claimed:1:");  // claimed, never started
   proxy_->setRefusing(false);
   EXPECT_EQ(renewer_->owed(), 1u);
   renewer_->renewAll();  // the owed release

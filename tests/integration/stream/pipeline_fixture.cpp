@@ -14,9 +14,16 @@ void PipelineTest::SetUp() {
   lifecycle_settings_.slot_wait = std::chrono::milliseconds(20);
   lifecycle_settings_.backoff.delays = {kBackoff};
   lifecycle_settings_.release_retry = std::chrono::milliseconds(0);
+  lifecycle_settings_.retry_elsewhere = kBackoff;
+  // No renewer heartbeats in most tests: expired claims are taken over at once (the outage
+  // rules have tests of their own).
+  lifecycle_settings_.claim.takeover_grace = std::chrono::milliseconds(0);
   consumer_settings_.block = std::chrono::milliseconds(10);
   consumer_settings_.min_pending_idle = std::chrono::milliseconds(0);
   consumer_settings_.due.min_idle = std::chrono::milliseconds(0);
+  // No worker heartbeats here: every other consumer would look dead (the poison rule has its
+  // process test, WaitingFaults.AMessageThatKillsItsWorkersIsDeadLetteredAfterThreeDeaths).
+  consumer_settings_.poison.deaths = 0;
 }
 
 void PipelineTest::writeApp(const std::string& name, const std::string& yaml,
@@ -97,9 +104,13 @@ int PipelineTest::readOnce() {
 }
 
 int PipelineTest::reclaim() {
+  // What a worker's background loops bring back: the parked messages that are due (the
+  // due-retry poller), then what other consumers left idle (the reclaim sweep).
+  auto due = consumer_->pollDueOnce(*redis_);
+  EXPECT_TRUE(due.ok()) << due.error().message;
   auto reclaimed = consumer_->reclaimOnce(*redis_);
   EXPECT_TRUE(reclaimed.ok()) << reclaimed.error().message;
-  return reclaimed.ok() ? *reclaimed : -1;
+  return due.ok() && reclaimed.ok() ? *due + *reclaimed : -1;
 }
 
 long long PipelineTest::pendingCount() {
@@ -138,6 +149,10 @@ std::vector<std::map<std::string, std::string>> PipelineTest::dlqEntries() {
     entries.emplace_back(entry.fields.begin(), entry.fields.end());
   }
   return entries;
+}
+
+void PipelineTest::claimFor(const std::string& id, const std::string& consumer) {
+  ASSERT_TRUE(redis_->command({"XCLAIM", "events", "relay", consumer, "0", id, "JUSTID"}).ok());
 }
 
 StreamEntry PipelineTest::entryOf(const std::string& id) {

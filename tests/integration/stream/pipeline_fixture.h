@@ -51,6 +51,8 @@ class PipelineTest : public relay::testing::RedisTest {
   std::string xadd(const std::string& event);
   std::string xaddFields(const std::vector<std::string>& fields);
   int readOnce();
+  /// The due-retry poller's take of what is due, then a reclaim sweep (min idle 0 here): every
+  /// message a worker's background loops would bring back now. Returns how many.
   int reclaim();
   long long pendingCount();
   /// Whether the group has delivered everything up to `last_id` and nothing is pending: the
@@ -62,6 +64,9 @@ class PipelineTest : public relay::testing::RedisTest {
   long long ttlOf(const std::string& key);
   std::vector<std::map<std::string, std::string>> dlqEntries();
   StreamEntry entryOf(const std::string& id);
+  /// XCLAIM ... JUSTID of a pending `id` by `consumer`, as a replica's reclaim or due poll does
+  /// before it processes a message (only the PEL owner starts one).
+  void claimFor(const std::string& id, const std::string& consumer);
 
   relay::testing::FakeClock clock_;
   SystemClock real_clock_;

@@ -77,6 +77,27 @@ TEST_F(Reading, UnderABacklogOneReadBringsSeveralMessagesAndTheInHandLimitHolds)
   EXPECT_EQ(consumer_->inHand(), 16);
 }
 
+// docs/pipeline.md "Reading": the reclaimer takes no more than the room in hand either, whatever
+// the backlog a dead consumer left (it reserves each page's room before it asks for it).
+TEST_F(Reading, TheReclaimerNeverTakesMoreThanTheRoomInHand) {
+  consumer_settings_.reclaim_interval = milliseconds(20);
+  build(/*max_concurrency=*/4);  // in hand: at most 16
+  runtime_.block(kHandler);
+  for (int i = 0; i < 40; ++i) xadd(R"({"kind":"order"})");
+  // A consumer that read the whole backlog and died.
+  ASSERT_TRUE(redis_
+                  ->command({"XREADGROUP", "GROUP", "relay", "gone", "COUNT", "40", "STREAMS",
+                             "events", ">"})
+                  .ok());
+  start();
+  ASSERT_TRUE(runtime_.waitRunning(4));
+  for (int sample = 0; sample < 25; ++sample) {  // ~25 sweeps
+    real_clock_.sleepFor(milliseconds(20));
+    EXPECT_LE(consumer_->inHand(), 16);
+  }
+  EXPECT_EQ(consumer_->inHand(), 16);  // full, and no more
+}
+
 TEST_F(Reading, AnIdleWorkerStopsAtOnceNotWhenItsBlockingReadEnds) {
   consumer_settings_.block = std::chrono::hours(1);
   build();

@@ -33,7 +33,7 @@ TEST_F(Recovery, ExternallyDeletedPendingEntryIsCountedAsMissingPayloadNotSucces
   readOnce();
   ASSERT_EQ(pendingCount(), 1);
   ASSERT_TRUE(redis_->command({"XDEL", "events", id}).ok());
-  clock_.advance(minutes(1));
+  waitForBackoff();  // parked until its retry is due: the due poller finds it gone
   reclaim();
   EXPECT_EQ(pendingCount(), 0);                     // the dangling reference is cleared
   EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 1);  // no handler run on a made-up payload
@@ -43,10 +43,11 @@ TEST_F(Recovery, ExternallyDeletedPendingEntryIsCountedAsMissingPayloadNotSucces
   EXPECT_NE(log_.str().find("no stream entry"), std::string::npos);
 }
 
-TEST_F(Recovery, AWorkerThatDiedMidHandlerIsTakenOverAfterItsClaimExpires) {
+TEST_F(Recovery, AWorkerThatDiedMidHandlerIsTakenOverAfterItsClaimExpiresAndTheBackoff) {
   build();
   const std::string id = xadd(R"({"kind":"order"})");
-  // Worker A reads the message and claims the invocation (a short lease), then dies.
+  // Worker A reads the message, claims the invocation (a short lease), starts its handler,
+  // then dies.
   auto read =
       redis_->command({"XREADGROUP", "GROUP", "relay", "worker-a", "STREAMS", "events", ">"});
   ASSERT_TRUE(read.ok());
@@ -55,18 +56,33 @@ TEST_F(Recovery, AWorkerThatDiedMidHandlerIsTakenOverAfterItsClaimExpires) {
   planned.handler = "bin/a.sh";
   planned.max_attempts = 5;
   planned.timeout = seconds(20);
-  const invocation::ClaimTimes lease{std::chrono::milliseconds(0), std::chrono::milliseconds(300),
-                                     std::chrono::milliseconds(0)};
+  invocation::StartRequest request;
+  request.candidate = invocation::Plan{{planned}};
+  request.runnable = {invocation::Runnability::kReady};
+  request.token = "dead-token";
+  request.consumer = "worker-a";
+  request.times = {std::chrono::milliseconds(0), std::chrono::milliseconds(300),
+                   std::chrono::milliseconds(0), std::chrono::hours(1),
+                   std::chrono::milliseconds(0)};
   auto dead = newStore("worker-a");
-  auto claim = dead->start(id, invocation::Plan{{planned}}, {true}, "dead-token", lease);
+  auto claim = dead->start(id, request);
+  ASSERT_TRUE(claim.ok()) << claim.error().message;
   ASSERT_EQ(claim->kind, invocation::StartVerdict::Kind::kRun);
+  ASSERT_EQ(*dead->begin(id, "alpha/bin/a.sh", "dead-token"), invocation::BeginVerdict::kRunning);
   // Within the claim, a reclaiming replica must not run it again...
   reclaim();
   EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 0);
   EXPECT_EQ(pendingCount(), 1);
-  // ...after it (Redis's clock), the replica completes it; the dead worker's attempt counts.
+  // ...after it (Redis's clock) the dead worker's attempt counts, as a failure with its
+  // backoff: the message is parked until then, and the due poller brings it back.
   real_clock_.sleepFor(std::chrono::milliseconds(350));
   reclaim();
+  EXPECT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 0);
+  EXPECT_EQ(marker(id, "relay:reason:alpha/bin/a.sh"), "worker lost during attempt 1");
+  waitForBackoff();
+  auto taken = consumer_->pollDueOnce(*redis_);
+  ASSERT_TRUE(taken.ok()) << taken.error().message;
+  ASSERT_EQ(*taken, 1);
   ASSERT_EQ(runtime_.runsOf("alpha/bin/a.sh"), 1);
   EXPECT_EQ(runtime_.runs()[0].attempt, 2);
   EXPECT_EQ(pendingCount(), 0);
@@ -83,9 +99,16 @@ TEST_F(Recovery, ReplicasRacingOnTheSameMessageRunTheHandlerOncePerAttempt) {
   for (int i = 0; i < 4; ++i)
     lifecycles.push_back(replicaLifecycle("replica-" + std::to_string(i)));
   std::atomic<int> finished{0};
+  auto read =
+      redis_->command({"XREADGROUP", "GROUP", "relay", "replica-0", "STREAMS", "events", ">"});
+  ASSERT_TRUE(read.ok());
   for (int i = 0; i < 4; ++i) {
     replicas.emplace_back([&, i] {
-      auto store = newStore("replica-" + std::to_string(i));
+      // Each takes the message over (a reclaim racing the others), then processes it.
+      const std::string name = "replica-" + std::to_string(i);
+      auto connection = server().connect();
+      (void)connection->command({"XCLAIM", "events", "relay", name, "0", id, "JUSTID"});
+      auto store = newStore(name);
       lifecycles[i]->process(*store, entry, stop);
       finished.fetch_add(1);
     });

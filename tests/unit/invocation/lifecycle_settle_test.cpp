@@ -23,12 +23,16 @@ PlannedInvocation handlerH(int max_attempts) {
 class CountingStore final : public LifecycleStore {
  public:
   explicit CountingStore(LifecycleStore& inner) : inner_(inner) {}
-  Result<StartVerdict> start(std::string_view id, const Plan& candidate,
-                             const std::vector<bool>& runnable, std::string_view token,
-                             const ClaimTimes& times, const AttemptRecord* started) override {
+  Result<StartVerdict> start(std::string_view id, const StartRequest& request) override {
     ++calls;
-    return inner_.start(id, candidate, runnable, token, times, started);
+    return inner_.start(id, request);
   }
+  Result<BeginVerdict> begin(std::string_view id, std::string_view field,
+                             std::string_view token) override {
+    ++calls;
+    return inner_.begin(id, field, token);
+  }
+  Status heartbeat(const ClaimTimes& times) override { return inner_.heartbeat(times); }
   Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
                                    std::string_view token, const AttemptResult& result,
                                    const DlqEntry* dlq, const AttemptRecord* finished) override {
@@ -187,13 +191,14 @@ TEST_F(LifecycleSettle, AMatchedMessageIsClassifiedOncePerDelivery) {
   EXPECT_EQ(runtime_.runsOf("shop/h"), 1);
 }
 
-// docs/pipeline.md "One message": a matched message with one handler that succeeds costs two
-// store calls, start (plan + claim + the attempt's journal record) and complete (outcome +
-// journal record + XACK), and its attempt is journaled from claim to outcome all the same.
-TEST_F(LifecycleSettle, AMatchedMessageCostsTwoStoreCallsAndItsAttemptIsJournaled) {
+// docs/pipeline.md "One message": a matched message with one handler that succeeds costs three
+// store calls, start (plan + claim + the attempt's journal record), begin (the handler started:
+// the attempt counts) and complete (outcome + journal record + XACK), and its attempt is
+// journaled from claim to outcome all the same.
+TEST_F(LifecycleSettle, AMatchedMessageCostsThreeStoreCallsAndItsAttemptIsJournaled) {
   const Message m = message("match");
   EXPECT_EQ(lifecycle_.process(store_, m, stopping_), Delivery::kAcked);
-  EXPECT_EQ(store_.calls, 2);
+  EXPECT_EQ(store_.calls, 3);
   EXPECT_FALSE(inner_.pending(m.id));
   const std::vector<AttemptRecord> records = inner_.attempts(m.id);
   ASSERT_EQ(records.size(), 1u);

@@ -32,6 +32,14 @@ class InMemoryBackend {
   std::int64_t nowMs() { return store_.nowMs(); }
   std::vector<AttemptRecord> attempts(const std::string& id) { return store_.attempts(id); }
   void breakJournal(const std::string& id) { store_.breakJournal(id); }
+  void takeBack(const std::string& id) { store_.claimFor(id, "w1", /*justid=*/true); }
+  std::string owner(const std::string& id) { return store_.owner(id); }
+  void pause(const std::string& app) { store_.pause(app); }
+  void resume(const std::string& app) { store_.resume(app); }
+  bool parkedFor(const std::string& app, const std::string& id) {
+    return store_.parkedFor(app, id);
+  }
+  void redeliver(const std::string& id) { store_.deliver(id); }
 
  private:
   relay::testing::FakeClock clock_;

@@ -53,7 +53,13 @@ class LifecycleTest : public ::testing::Test, protected LifecycleParts {
     store_.deliver(m.id);
     return m;
   }
-  Delivery process(const Message& m) { return lifecycle_->process(store_, m, stopping_); }
+  /// A delivery to w1: the message is taken back from wherever it waits in the PEL first, as
+  /// the reader, the reclaimer or the due-retry poller do (docs/pipeline.md "Waiting").
+  Delivery process(const Message& m) { return processOn(*lifecycle_, "w1", m); }
+  Delivery processOn(Lifecycle& worker, const std::string& consumer, const Message& m) {
+    store_.claimFor(m.id, consumer, /*justid=*/true);
+    return worker.process(store_, m, stopping_);
+  }
   /// Time passes for the store and the worker alike.
   void pass(std::chrono::nanoseconds duration) {
     store_clock_.advance(duration);
@@ -210,7 +216,8 @@ TEST_F(LifecycleTest, LongHandlerKeepsItsClaimAndNoReplicaSkipsToTheNextHandler)
     pass(seconds(10));
     renewer_.renewAll();
     EXPECT_TRUE(store_.takeRenewed(m.id)) << "PEL idle refreshed at " << second << "s";
-    EXPECT_EQ(replica->process(store_, m, stopping_), Delivery::kPending) << second << "s";
+    EXPECT_EQ(processOn(*replica, "w2", m), Delivery::kPending) << second << "s";
+    store_.claimFor(m.id, "w1", /*justid=*/true);  // the owner's renewal takes it back
   }
   EXPECT_EQ(runtime_.runsOf("shop/a"), 1);
   EXPECT_EQ(runtime_.runsOf("shop/b"), 0);  // never skipped ahead of the busy invocation
@@ -238,14 +245,15 @@ TEST_F(LifecycleTest, ReplicasWhoseClocksDifferByTenMinutesAgreeOnClaimsAndBacko
   const Message m = message();
   std::thread first([&] { process(m); });
   ASSERT_TRUE(runtime_.waitRunning(1));
-  EXPECT_EQ(replica->process(store_, m, stopping_), Delivery::kPending);  // claim is live
+  EXPECT_EQ(processOn(*replica, "w2", m), Delivery::kPending);  // claim is live
+  store_.claimFor(m.id, "w1", /*justid=*/true);                 // the owner's renewal takes it back
   runtime_.unblock("shop/h");
   first.join();
   ASSERT_EQ(marker(m, "h")->state, Marker::State::kFailed);
-  EXPECT_EQ(replica->process(store_, m, stopping_), Delivery::kPending);  // not due by the store
+  EXPECT_EQ(processOn(*replica, "w2", m), Delivery::kPending);  // not due by the store
   EXPECT_EQ(runtime_.runsOf("shop/h"), 1);
   store_clock_.advance(minutes(1));
-  EXPECT_EQ(replica->process(store_, m, stopping_), Delivery::kAcked);
+  EXPECT_EQ(processOn(*replica, "w2", m), Delivery::kAcked);
   EXPECT_EQ(runtime_.runsOf("shop/h"), 2);
 }
 
@@ -345,21 +353,27 @@ TEST_F(LifecycleTest, StopBetweenClaimAndStartReleasesTheClaimUncharged) {
   EXPECT_TRUE(store_.attempts(m.id).empty());
 }
 
-TEST_F(LifecycleTest, NoConcurrencySlotReleasesTheClaimUncharged) {
+// docs/pipeline.md "Claims": the slot is taken before the claim, so a delivery waiting for one
+// holds nothing in Redis (a kill -9 meanwhile charges nothing, and no replica sees it busy).
+TEST_F(LifecycleTest, NoConcurrencySlotLeavesTheMessagePendingWithNothingClaimed) {
   ConcurrencyLimiter one(1);
   LifecycleSettings settings;
+  settings.consumer = "w1";
   settings.slot_wait = milliseconds(5);
   Lifecycle narrow(settings, catalog_, runtime_, one, &renewer_, observer_, metrics_, logger_,
                    clock_, random_);
   catalog_.planAll(Plan{{planned("h", 1)}});
   auto held = one.acquire("other", 1, milliseconds(0));
   const Message m = message();
-  EXPECT_EQ(narrow.process(store_, m, stopping_), Delivery::kPending);
-  EXPECT_EQ(marker(m, "h")->attempt, 0);
+  EXPECT_EQ(processOn(narrow, "w1", m), Delivery::kPending);
+  EXPECT_FALSE(marker(m, "h"));  // nothing claimed, nothing charged
   EXPECT_TRUE(store_.attempts(m.id).empty());
+  EXPECT_EQ(store_.owner(m.id), "w1");  // left pending here, for a later try
+  EXPECT_EQ(metrics_.value("relay_invocations_total",
+                           {{"app", "shop"}, {"handler", "h"}, {"outcome", "blocked"}}),
+            1);
   held.reset();
-  store_clock_.advance(seconds(10));  // the released claim is due again
-  EXPECT_EQ(narrow.process(store_, m, stopping_), Delivery::kAcked);
+  EXPECT_EQ(processOn(narrow, "w1", m), Delivery::kAcked);  // a slot: due at once
 }
 
 TEST_F(LifecycleTest, FailingHandlerIsRetriedThenDeadLetteredWithItsOutputTailThenAcked) {
@@ -437,6 +451,7 @@ class RecordingObserver final : public LifecycleObserver {
 TEST_F(LifecycleTest, ObserverSeesEveryStepAndContributesHandlerEnvironment) {
   RecordingObserver recording;
   LifecycleSettings settings;
+  settings.consumer = "w1";
   Lifecycle observed(settings, catalog_, runtime_, limiter_, &renewer_, recording, metrics_,
                      logger_, clock_, random_);
   catalog_.planAll(Plan{{planned("a"), planned("b")}});
