@@ -38,6 +38,8 @@ std::string StreamKeys::attempts(std::string_view message_id) const {
   return prefix() + "attempts:" + group + ":" + std::string(message_id);
 }
 
+std::string StreamKeys::groupRecord() const { return prefix() + "group:" + group; }
+
 std::string invocationField(std::string_view app, std::string_view handler) {
   return std::string(app) + "/" + std::string(handler);
 }

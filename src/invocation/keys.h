@@ -46,6 +46,9 @@ struct StreamKeys {
   std::string heartbeat(std::string_view consumer) const;
   /// `relay:<stream>:attempts:<group>:<message-id>`: the attempt journal of one message.
   std::string attempts(std::string_view message_id) const;
+  /// `relay:<stream>:group:<group>`: where the consumer group stood (`last_delivered`, kept by
+  /// every worker's housekeeper), so a destroyed group is re-created there and not at 0.
+  std::string groupRecord() const;
 };
 
 /// The state-hash field of one invocation: `<app>/<handler>`.

@@ -29,6 +29,19 @@ TEST(Marker, ReadsTheFields) {
   EXPECT_TRUE(Marker::parse("exhausted:5:t:dlq")->terminal());
 }
 
+TEST(Marker, AClaimedMarkerHoldsTheInvocationLikeARunningOne) {
+  const auto claimed = Marker::parse("claimed:3:tok:1700000000000");
+  ASSERT_TRUE(claimed);
+  EXPECT_EQ(claimed->state, Marker::State::kClaimed);
+  EXPECT_EQ(claimed->attempt, 3);
+  EXPECT_EQ(claimed->deadline_ms, 1700000000000);
+  EXPECT_TRUE(claimed->held());
+  EXPECT_TRUE(Marker::parse("running:3:tok:1")->held());
+  EXPECT_FALSE(Marker::parse("failed:3:1:tok")->held());
+  EXPECT_EQ(claimed->format(), "claimed:3:tok:1700000000000");
+  EXPECT_FALSE(Marker::parse("claimed:3:tok"));
+}
+
 TEST(Marker, RejectsMalformedText) {
   for (const char* text : {"", "running", "running:x:t:1", "running:1:t", "failed:1", "failed:1:x",
                            "succeeded", "succeeded:1:t:extra", "failed:1:5:t:x", "exhausted:1",
