@@ -28,4 +28,19 @@ std::optional<StreamId> streamTrimId(const std::vector<GroupPosition>& groups, W
   return bound;
 }
 
+std::optional<TrimHoldback> trimHeldBack(const std::vector<GroupPosition>& groups, WallTime now,
+                                         std::chrono::milliseconds retention) {
+  std::vector<GroupPosition> unpinned = groups;
+  for (GroupPosition& group : unpinned) group.first_pending.reset();
+  const std::optional<StreamId> without = streamTrimId(unpinned, now, retention);
+  if (!without) return std::nullopt;
+  std::optional<TrimHoldback> held;
+  for (const GroupPosition& group : groups) {
+    if (!group.first_pending || *group.first_pending >= *without) continue;
+    if (!held || *group.first_pending < held->id)
+      held = TrimHoldback{group.name, *group.first_pending};
+  }
+  return held;
+}
+
 }  // namespace relay::stream

@@ -116,6 +116,39 @@ TEST(StreamTrimId, NeverTrimsAnEntryItShouldKeep) {
   }
 }
 
+TEST(TrimHeldBack, APendingEntryOlderThanTheRetentionHoldsTrimmingBack) {
+  const StreamId pending = id(kNowMs - 3 * kDayMs, 4);
+  const auto held = trimHeldBack({{"relay", id(kNowMs - 1), pending}}, kNow, hours(24));
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held->group, "relay");
+  EXPECT_EQ(held->id, pending);
+}
+
+TEST(TrimHeldBack, APendingEntryYoungerThanTheRetentionHoldsNothingBack) {
+  EXPECT_FALSE(trimHeldBack({{"relay", id(kNowMs - 1), id(kNowMs - 1000)}}, kNow, hours(24)));
+}
+
+TEST(TrimHeldBack, AnUnreadEntryBelowThePendingOneIsWhatHoldsTrimmingBackNotThePendingOne) {
+  // Group "slow" has read nothing past 5 days ago: the entry pending in "relay" 3 days ago
+  // would not be trimmed without it either.
+  EXPECT_FALSE(trimHeldBack({{"relay", id(kNowMs - 1), id(kNowMs - 3 * kDayMs)},
+                             caughtUp("slow", id(kNowMs - 5 * kDayMs))},
+                            kNow, hours(24)));
+}
+
+TEST(TrimHeldBack, TheOldestPendingEntryOfAnyGroupIsNamed) {
+  const auto held = trimHeldBack({{"a", id(kNowMs - 1), id(kNowMs - 2 * kDayMs)},
+                                  {"b", id(kNowMs - 1), id(kNowMs - 4 * kDayMs, 1)}},
+                                 kNow, hours(24));
+  ASSERT_TRUE(held);
+  EXPECT_EQ(held->group, "b");
+  EXPECT_EQ(held->id, id(kNowMs - 4 * kDayMs, 1));
+}
+
+TEST(TrimHeldBack, ZeroRetentionTrimsNothingSoNothingIsHeldBack) {
+  EXPECT_FALSE(trimHeldBack({{"relay", id(kNowMs - 1), id(1000)}}, kNow, milliseconds(0)));
+}
+
 TEST(AgeTrimId, TrimsByAgeAlone) {
   const auto trim = ageTrimId(kNow, hours(24 * 7));
   ASSERT_TRUE(trim);
