@@ -73,6 +73,18 @@ Metrics::Metrics() {
           "Times the Redis master changed (sentinel failover, cluster slot moved).");
   declare("relay_trimmed_entries_total", "counter",
           "Entries removed by retention, from the source stream or the DLQ.");
+  declare("relay_group_recreated_total", "counter",
+          "Times this worker found the consumer group missing and re-created it at its recorded "
+          "position.");
+  declare("relay_oldest_pending_age_seconds", "gauge",
+          "Age of the group's oldest pending message (0: nothing pending).");
+  declare("relay_oldest_pending_info", "gauge",
+          "1 for the group's oldest pending message: its id, owner and why it is pending.");
+  declare("relay_trim_held_back_seconds", "gauge",
+          "Age of the pending entry that keeps retention from trimming older entries (0: none).");
+  declare("relay_trim_held_back_info", "gauge",
+          "1 for the pending entry that holds stream trimming back: its group, id and reason.");
+  families_["relay_group_recreated_total"].series[{}] = 0;
   families_["relay_missing_payload_total"].series[{}] = 0;
   families_["relay_reclaimed_total"].series[{}] = 0;
   families_["relay_inflight_invocations"].series[{}] = 0;
@@ -88,6 +100,13 @@ void Metrics::add(std::string_view name, Labels labels, double delta) {
 void Metrics::set(std::string_view name, Labels labels, double value) {
   std::lock_guard lock(mutex_);
   families_.find(name)->second.series[std::move(labels)] = value;
+}
+
+void Metrics::replace(std::string_view name, Labels labels) {
+  std::lock_guard lock(mutex_);
+  auto& series = families_.find(name)->second.series;
+  series.clear();
+  if (!labels.empty()) series[std::move(labels)] = 1;
 }
 
 std::map<std::string, double> Metrics::sumBy(std::string_view name, std::string_view label) const {
@@ -157,6 +176,26 @@ void Metrics::setRedisConnections(long long reconnects, long long failovers) {
 void Metrics::countTrimmed(std::string_view target, long long entries) {
   add("relay_trimmed_entries_total", {{"target", std::string(target)}},
       static_cast<double>(entries));
+}
+
+void Metrics::countGroupRecreated() { add("relay_group_recreated_total", {}, 1); }
+
+void Metrics::setOldestPending(double age_seconds, std::string_view id, std::string_view consumer,
+                               std::string_view reason) {
+  set("relay_oldest_pending_age_seconds", {}, age_seconds);
+  replace("relay_oldest_pending_info", id.empty() ? Labels{}
+                                                  : Labels{{"id", std::string(id)},
+                                                           {"consumer", std::string(consumer)},
+                                                           {"reason", std::string(reason)}});
+}
+
+void Metrics::setTrimHeldBack(double age_seconds, std::string_view group, std::string_view id,
+                              std::string_view reason) {
+  set("relay_trim_held_back_seconds", {}, age_seconds);
+  replace("relay_trim_held_back_info", id.empty() ? Labels{}
+                                                  : Labels{{"group", std::string(group)},
+                                                           {"id", std::string(id)},
+                                                           {"reason", std::string(reason)}});
 }
 
 double Metrics::value(std::string_view name, const Labels& labels) const {

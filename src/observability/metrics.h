@@ -41,6 +41,15 @@ class Metrics {
   void setRedisConnections(long long reconnects, long long failovers);
   // relay_trimmed_entries_total{target}: stream, dlq (REDIS_STREAM_RETENTION/REDIS_DLQ_RETENTION).
   void countTrimmed(std::string_view target, long long entries);
+  void countGroupRecreated();  // relay_group_recreated_total
+  /// relay_oldest_pending_age_seconds, and relay_oldest_pending_info{id,consumer,reason} 1 for
+  /// that message alone (no series while nothing is pending: empty `id`).
+  void setOldestPending(double age_seconds, std::string_view id, std::string_view consumer,
+                        std::string_view reason);
+  /// relay_trim_held_back_seconds (the age of the pending entry that keeps retention from
+  /// trimming, 0: none), and relay_trim_held_back_info{group,id,reason} 1 for it alone.
+  void setTrimHeldBack(double age_seconds, std::string_view group, std::string_view id,
+                       std::string_view reason);
 
   /// Current value of a counter or gauge series (0 when it was never touched).
   double value(std::string_view name, const Labels& labels = {}) const;
@@ -61,6 +70,8 @@ class Metrics {
   };
   void add(std::string_view name, Labels labels, double delta);
   void set(std::string_view name, Labels labels, double value);
+  /// The family's only series becomes `labels` (none when `labels` is empty): an info metric.
+  void replace(std::string_view name, Labels labels);
 
   static constexpr std::array<double, 12> kBuckets = {0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
                                                       0.5,   1,    2.5,   5,    10,  60};

@@ -69,12 +69,41 @@ TEST(MetricsExposition, AppPausedIsOneGaugePerApp) {
   EXPECT_NE(metrics.exposition().find("# TYPE relay_app_paused gauge"), std::string::npos);
 }
 
+TEST(MetricsExposition, TheInfoSeriesNameOnlyTheLatestMessage) {
+  Metrics metrics;
+  metrics.setOldestPending(3600, "1-0", "worker-a", "retry_wait");
+  metrics.setOldestPending(7200.5, "2-0", "relay:parked", "paused");
+  metrics.setTrimHeldBack(7200.5, "relay", "2-0", "paused");
+  PrometheusText text(metrics.exposition());
+  ASSERT_TRUE(text.ok()) << text.error();
+  EXPECT_EQ(text.value("relay_oldest_pending_age_seconds"), 7200.5);
+  EXPECT_EQ(text.value("relay_oldest_pending_info",
+                       {{"id", "1-0"}, {"consumer", "worker-a"}, {"reason", "retry_wait"}}),
+            std::nullopt);
+  EXPECT_EQ(text.value("relay_oldest_pending_info",
+                       {{"id", "2-0"}, {"consumer", "relay:parked"}, {"reason", "paused"}}),
+            1);
+  EXPECT_EQ(text.value("relay_trim_held_back_info",
+                       {{"group", "relay"}, {"id", "2-0"}, {"reason", "paused"}}),
+            1);
+  // Nothing pending any more: the ages are 0 and no message is named.
+  metrics.setOldestPending(0, "", "", "");
+  metrics.setTrimHeldBack(0, "", "", "");
+  text = PrometheusText(metrics.exposition());
+  EXPECT_EQ(text.value("relay_oldest_pending_age_seconds"), 0);
+  EXPECT_EQ(text.value("relay_trim_held_back_seconds"), 0);
+  EXPECT_EQ(metrics.exposition().find("relay_oldest_pending_info{"), std::string::npos);
+  EXPECT_EQ(metrics.exposition().find("relay_trim_held_back_info{"), std::string::npos);
+}
+
 TEST(MetricsExposition, AFreshRegistryAlreadyShowsTheGauges) {
   const PrometheusText text(Metrics().exposition());
   ASSERT_TRUE(text.ok()) << text.error();
   EXPECT_EQ(text.value("relay_pending_messages"), std::nullopt);  // unknown until first refresh
   EXPECT_EQ(text.value("relay_inflight_invocations"), 0);
   EXPECT_EQ(text.value("relay_missing_payload_total"), 0);
+  EXPECT_EQ(text.value("relay_group_recreated_total"), 0);
+  EXPECT_EQ(text.value("relay_oldest_pending_age_seconds"), std::nullopt);  // until computed
 }
 
 }  // namespace
