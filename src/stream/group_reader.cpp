@@ -1,6 +1,7 @@
 #include "stream/group_reader.h"
 
 #include "redis/errors.h"
+#include "stream/group_keeper.h"
 
 namespace relay::stream {
 
@@ -13,11 +14,10 @@ std::vector<std::string> GroupReader::command(int count, bool block) const {
 }
 
 redis::Status GroupReader::ensureGroup(redis::Connection& redis) const {
-  auto created =
-      redis.command({"XGROUP", "CREATE", settings_.stream, settings_.group, "0", "MKSTREAM"});
-  if (!created.ok() && !redis::isReplyError(created.error(), "BUSYGROUP")) {
-    return created.error();
-  }
+  auto ensured = stream::ensureGroup(redis, {settings_.stream, settings_.group});
+  if (!ensured.ok()) return ensured.error();
+  // Logged once, by whichever worker's housekeeper takes it (Housekeeper::reportRecreation).
+  if (ensured->kind == GroupEnsured::Kind::kRecreated) metrics_.countGroupRecreated();
   return {};
 }
 

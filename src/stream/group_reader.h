@@ -29,7 +29,9 @@ class GroupReader {
   GroupReader(GroupReadSettings settings, observability::Metrics& metrics, redis::Health& health)
       : settings_(std::move(settings)), metrics_(metrics), health_(health) {}
 
-  /// XGROUP CREATE ... MKSTREAM at 0; an existing group (BUSYGROUP) is fine.
+  /// Creates the group when it is missing: at 0 the first time, at its recorded position after
+  /// it was destroyed (group_keeper.h; counted in relay_group_recreated_total). An existing
+  /// group is fine.
   redis::Status ensureGroup(redis::Connection& redis) const;
   /// One XREADGROUP COUNT `count` BLOCK ...: its messages (none when BLOCK passed).
   redis::Result<std::vector<StreamEntry>> read(redis::Connection& redis, int count);
