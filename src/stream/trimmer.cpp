@@ -85,6 +85,9 @@ redis::Result<std::vector<GroupPosition>> Trimmer::groupPositions(redis::Connect
   for (std::size_t i = 0; i < positions.size(); ++i) {
     const auto& reply = (*replies)[i];
     if (!reply.ok()) return reply.error();
+    if (auto count = reply->at(0); count.ok() && count->integer().ok()) {
+      positions[i].pending = *count->integer();
+    }
     auto smallest = reply->at(1);
     if (!smallest.ok()) return smallest.error();
     if (smallest->isNil()) continue;

@@ -45,6 +45,8 @@ class Trimmer {
   static redis::Result<std::vector<GroupPosition>> groupPositions(redis::Connection& redis,
                                                                   const std::string& stream);
 
+  const RetentionSettings& settings() const { return settings_; }
+
  private:
   redis::Result<long long> trimStream(redis::Connection& redis, TrimReport& report);
   redis::Result<long long> trimDlq(redis::Connection& redis);

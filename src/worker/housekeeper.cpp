@@ -3,14 +3,19 @@
 #include <algorithm>
 #include <memory>
 
+#include "common/duration.h"
+#include "common/rfc3339.h"
 #include "redis/errors.h"
+#include "stream/group_keeper.h"
+#include "stream/pending_inspector.h"
+#include "stream/retention.h"
 
 namespace relay::worker {
 
 Housekeeper::Housekeeper(HousekeepingSettings settings, redis::Endpoint endpoint,
                          invocation::StreamKeys keys, stream::Trimmer& trimmer,
                          stream::ThroughputRecorder& throughput, observability::Metrics& metrics,
-                         observability::Logger& logger, Clock& clock)
+                         observability::Logger& logger, Clock& clock, invocation::Catalog* catalog)
     : settings_(settings),
       keys_(std::move(keys)),
       trimmer_(trimmer),
@@ -18,6 +23,7 @@ Housekeeper::Housekeeper(HousekeepingSettings settings, redis::Endpoint endpoint
       metrics_(metrics),
       logger_(logger),
       clock_(clock),
+      catalog_(catalog),
       chore_("relay-housekeep", std::move(endpoint), clock) {}
 
 Housekeeper::~Housekeeper() { stop(); }
@@ -38,6 +44,11 @@ void Housekeeper::stop() { chore_.stop(); }
 GroupState Housekeeper::groupState() const {
   std::lock_guard lock(mutex_);
   return group_;
+}
+
+StreamHealth Housekeeper::streamHealth() const {
+  std::lock_guard lock(mutex_);
+  return stream_;
 }
 
 void Housekeeper::setGroupState(GroupState state) {
@@ -63,8 +74,107 @@ void Housekeeper::refreshOnce(redis::Connection& redis) {
   setGroupState({true, true, {}});
 }
 
+void Housekeeper::inspectOnce(redis::Connection& redis) {
+  StreamHealth health;
+  health.checked = true;
+  health.retention = trimmer_.settings().stream;
+  const auto fail = [&](const std::string& what, const redis::Error& error) {
+    metrics_.countRedisError("pending_health");
+    health.problem = what + ": " + error.message;
+    std::lock_guard lock(mutex_);
+    stream_ = health;
+  };
+  auto positions = stream::Trimmer::groupPositions(redis, keys_.stream);
+  if (!positions.ok()) return fail("cannot read the group positions", positions.error());
+  const stream::GroupPosition* ours = nullptr;
+  for (const stream::GroupPosition& position : *positions) {
+    if (position.name == keys_.group) ours = &position;
+  }
+  if (ours) {
+    health.pending = ours->pending;
+    if (auto recorded =
+            stream::recordGroupPosition(redis, keys_, ours->last_delivered, ours->first_pending);
+        !recorded.ok()) {
+      metrics_.countRedisError("group_record");
+    }
+  }
+  reportRecreation(redis);
+  const stream::PendingInspector inspector(keys_, catalog_);
+  if (ours && ours->first_pending) {
+    auto oldest = inspector.oldest(redis);
+    if (!oldest.ok()) return fail("cannot inspect the oldest pending message", oldest.error());
+    health.oldest = std::move(oldest).value();
+  }
+  if (const auto held = stream::trimHeldBack(*positions, clock_.now(), health.retention)) {
+    health.held_back_group = held->group;
+    if (held->group == keys_.group && health.oldest &&
+        health.oldest->entry.id == held->id.toString()) {
+      health.held_back = health.oldest;
+    } else {
+      const stream::PendingInspector other({keys_.stream, held->group}, catalog_);
+      auto found = other.find(redis, {held->id.toString()}, /*payloads=*/false);
+      if (!found.ok()) return fail("cannot inspect the entry holding trimming back", found.error());
+      health.held_back = std::move(found->front());
+    }
+    if (!health.held_back) health.held_back_group.clear();  // acknowledged meanwhile
+  }
+  const auto seconds = [](const std::optional<stream::PendingReport>& report) {
+    return report ? static_cast<double>(report->age_ms) / 1000.0 : 0.0;
+  };
+  const auto kind = [](const std::optional<stream::PendingReport>& report) {
+    return report ? std::string(stream::kindName(report->reason.kind)) : std::string();
+  };
+  metrics_.setOldestPending(seconds(health.oldest), health.oldest ? health.oldest->entry.id : "",
+                            health.oldest ? health.oldest->entry.consumer : "",
+                            kind(health.oldest));
+  metrics_.setTrimHeldBack(seconds(health.held_back), health.held_back_group,
+                           health.held_back ? health.held_back->entry.id : "",
+                           kind(health.held_back));
+  noteHoldback(health);
+  std::lock_guard lock(mutex_);
+  stream_ = std::move(health);
+}
+
+void Housekeeper::reportRecreation(redis::Connection& redis) {
+  auto taken = stream::takeRecreation(redis, keys_);
+  if (!taken.ok()) {
+    metrics_.countRedisError("group_record");
+    return;
+  }
+  if (!*taken) return;
+  logger_.error(
+      "the consumer group was missing (destroyed?) and was re-created at its recorded position, "
+      "not at 0: entries from there on are delivered again, older history is not",
+      {{"stream", keys_.stream},
+       {"group", keys_.group},
+       {"at", (*taken)->at},
+       {"record", keys_.groupRecord()},
+       {"recreated", formatRfc3339Millis(WallTime(std::chrono::milliseconds((*taken)->when_ms)))}});
+}
+
+void Housekeeper::noteHoldback(const StreamHealth& health) {
+  const std::string id = health.held_back ? health.held_back->entry.id : "";
+  if (id == held_back_id_) return;
+  held_back_id_ = id;
+  if (!health.held_back) {
+    logger_.info("stream trimming is no longer held back by a pending message",
+                 {{"stream", keys_.stream}});
+    return;
+  }
+  const stream::PendingReport& report = *health.held_back;
+  logger_.warn("stream trimming is held back by a pending message older than the retention",
+               {{"stream", keys_.stream},
+                {"group", health.held_back_group},
+                {"message_id", report.entry.id},
+                {"age", formatDuration(std::chrono::milliseconds(report.age_ms / 1000 * 1000))},
+                {"consumer", report.entry.consumer},
+                {"reason", std::string(stream::kindName(report.reason.kind))},
+                {"why", stream::describe(report)}});
+}
+
 void Housekeeper::round(redis::Connection& redis) {
   refreshOnce(redis);
+  inspectOnce(redis);
   throughput_.flush(redis);
   if (!settings_.consumer.empty()) {
     auto beat = redis.command({"SET", keys_.heartbeat(settings_.consumer), settings_.heartbeat,

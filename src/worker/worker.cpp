@@ -131,7 +131,10 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   if (w.internals_.on_message) {
     w.observer_ = std::make_unique<HookedObserver>(std::move(w.observer_), w.internals_.on_message);
   }
-  w.renewer_store_ = std::make_unique<invocation::RedisLifecycleStore>(store, config.redis, clock);
+  w.store_health_ = std::make_unique<invocation::StoreHealth>(clock);
+  w.renewer_store_ = std::make_unique<invocation::HealthReportingStore>(
+      std::make_unique<invocation::RedisLifecycleStore>(store, config.redis, clock),
+      *w.store_health_);
   invocation::LifecycleSettings lifecycle = w.internals_.lifecycle;
   lifecycle.keys = keys;
   lifecycle.consumer = config.consumer;
@@ -149,8 +152,11 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   consumer.workers = config.max_concurrency;
   const redis::Endpoint endpoint = config.redis;
   Clock* store_clock = &clock;
-  auto stores = [store, endpoint, store_clock]() -> std::unique_ptr<invocation::LifecycleStore> {
-    return std::make_unique<invocation::RedisLifecycleStore>(store, endpoint, *store_clock);
+  invocation::StoreHealth* health = w.store_health_.get();
+  auto stores = [store, endpoint, store_clock,
+                 health]() -> std::unique_ptr<invocation::LifecycleStore> {
+    return std::make_unique<invocation::HealthReportingStore>(
+        std::make_unique<invocation::RedisLifecycleStore>(store, endpoint, *store_clock), *health);
   };
   w.consumer_ = std::make_unique<stream::Consumer>(std::move(consumer), config.redis, *w.lifecycle_,
                                                    stores, w.metrics_, w.logger_, clock);
@@ -173,7 +179,7 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
        formatRfc3339(clock.now())}}.dump();
   w.housekeeper_ =
       std::make_unique<Housekeeper>(w.internals_.housekeeping, config.redis, keys, *w.trimmer_,
-                                    *w.throughput_, w.metrics_, w.logger_, clock);
+                                    *w.throughput_, w.metrics_, w.logger_, clock, w.catalog_.get());
   w.pauses_->onChange([&w](const PauseWatcher::Change& change) {
     w.registry_->refreshAvailability();
     // The resume moved the parked backlog to the due index already (invocation/paused_apps.h);
@@ -201,7 +207,13 @@ Status Worker::serveEndpoints() {
     return http::HttpReply{200, metrics_.exposition(), kPrometheusContentType};
   });
   http_->handle("/healthz", [this](const http::HttpRequest&) {
-    return healthReply(consumer_->redisProblem(), config_.redis.describe());
+    return healthReply(consumer_->redisProblem(), store_health_->problem(),
+                       config_.redis.describe());
+  });
+  http_->handle("/status", [this](const http::HttpRequest&) {
+    return statusReply(consumer_->redisProblem(), store_health_->problem(),
+                       config_.redis.describe(), housekeeper_->groupState(),
+                       housekeeper_->streamHealth());
   });
   http_->handle("/readyz", [this](const http::HttpRequest&) {
     return readinessReply(housekeeper_->groupState(), *registry_->snapshot(), stopping_);

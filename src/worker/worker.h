@@ -15,6 +15,7 @@
 #include "http/server.h"
 #include "invocation/claim_renewer.h"
 #include "invocation/concurrency_limiter.h"
+#include "invocation/health_reporting_store.h"
 #include "invocation/lifecycle.h"
 #include "invocation/lifecycle_observer.h"
 #include "invocation/redis_lifecycle_store.h"
@@ -97,7 +98,9 @@ class Worker {
   std::unique_ptr<tracing::Tracer> tracer_;
   /// The lifecycle's hooks (tracing, docs/pipeline.md "Observer"); the default does nothing.
   std::unique_ptr<invocation::LifecycleObserver> observer_;
-  std::unique_ptr<invocation::RedisLifecycleStore> renewer_store_;
+  /// How the lifecycle's store calls go, for /healthz: every store below reports to it.
+  std::unique_ptr<invocation::StoreHealth> store_health_;
+  std::unique_ptr<invocation::LifecycleStore> renewer_store_;
   std::unique_ptr<invocation::ClaimRenewer> renewer_;
   std::unique_ptr<invocation::Lifecycle> lifecycle_;
   std::unique_ptr<stream::Consumer> consumer_;

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/system_clock.h"
+#include "stream/group_keeper.h"
 #include "support/redis_server.h"
 #include "support/spawned_process.h"
 
@@ -111,6 +112,73 @@ TEST_F(Housekeeper, ItsThreadKeepsTheStateCurrentAndAppliesRetention) {
       SpawnedProcess::waitUntil([&] { return housekeeper->groupState().exists; }, seconds(10)));
   housekeeper->stop();
   housekeeper->stop();  // idempotent
+}
+
+TEST_F(Housekeeper, ItExplainsTheOldestPendingMessageAndWhatHoldsTrimmingBack) {
+  ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  // An entry from 1970 (far older than the 24 h retention) and a fresh one, both delivered; the
+  // old one waits for a retry ten minutes from now.
+  ASSERT_TRUE(redis_->command({"XADD", "events", "1000-0", "event", "{}"}).ok());
+  ASSERT_TRUE(redis_->command({"XADD", "events", "*", "event", "{}"}).ok());
+  ASSERT_TRUE(
+      redis_->command({"XREADGROUP", "GROUP", "relay", "w", "STREAMS", "events", ">"}).ok());
+  auto time = redis_->command({"TIME"});
+  const long long now = std::stoll(std::string(*time->at(0)->string())) * 1000;
+  ASSERT_TRUE(redis_
+                  ->command({"HSET", keys_.state("1000-0"), "relay:plan", "e 3 1000 shop/bin/a\n",
+                             "shop/bin/a", "failed:1:" + std::to_string(now + 600'000) + ":t"})
+                  .ok());
+  auto housekeeper = make();
+  housekeeper->refreshOnce(*redis_);
+  housekeeper->inspectOnce(*redis_);
+  const StreamHealth health = housekeeper->streamHealth();
+  EXPECT_TRUE(health.checked);
+  EXPECT_EQ(health.problem, "");
+  EXPECT_EQ(health.pending, 2);
+  ASSERT_TRUE(health.oldest);
+  EXPECT_EQ(health.oldest->entry.id, "1000-0");
+  EXPECT_EQ(health.oldest->reason.kind, stream::PendingKind::kRetryWait);
+  ASSERT_TRUE(health.held_back);
+  EXPECT_EQ(health.held_back->entry.id, "1000-0");
+  EXPECT_EQ(health.held_back_group, "relay");
+  EXPECT_GT(metrics_.value("relay_oldest_pending_age_seconds"), 1e9);
+  EXPECT_EQ(metrics_.value("relay_trim_held_back_seconds"),
+            metrics_.value("relay_oldest_pending_age_seconds"));
+  EXPECT_EQ(metrics_.value("relay_trim_held_back_info",
+                           {{"group", "relay"}, {"id", "1000-0"}, {"reason", "retry_wait"}}),
+            1);
+  EXPECT_EQ(metrics_.value("relay_oldest_pending_info",
+                           {{"id", "1000-0"}, {"consumer", "w"}, {"reason", "retry_wait"}}),
+            1);
+  // Logged once, not at every refresh.
+  housekeeper->inspectOnce(*redis_);
+  const std::string log = log_.str();
+  const std::size_t first = log.find("stream trimming is held back");
+  ASSERT_NE(first, std::string::npos) << log;
+  EXPECT_EQ(log.find("stream trimming is held back", first + 1), std::string::npos) << log;
+  EXPECT_NE(log.find("message_id=1000-0"), std::string::npos) << log;
+  // The position is recorded for a re-creation: just before the oldest pending entry.
+  EXPECT_EQ(*redis_->command({"HGET", keys_.groupRecord(), "position"})->string(),
+            "999-18446744073709551615");
+  // Acknowledged: nothing holds trimming back any more, and the log says so.
+  ASSERT_TRUE(redis_->command({"XACK", "events", "relay", "1000-0"}).ok());
+  housekeeper->inspectOnce(*redis_);
+  EXPECT_FALSE(housekeeper->streamHealth().held_back);
+  EXPECT_EQ(metrics_.value("relay_trim_held_back_seconds"), 0);
+  EXPECT_NE(log_.str().find("no longer held back"), std::string::npos);
+}
+
+TEST_F(Housekeeper, ARecreatedGroupIsLoggedAsAnErrorByOneHousekeeper) {
+  ASSERT_TRUE(redis_->command({"HSET", keys_.groupRecord(), "position", "7-0"}).ok());
+  ASSERT_TRUE(stream::ensureGroup(*redis_, keys_).ok());
+  auto housekeeper = make();
+  housekeeper->inspectOnce(*redis_);
+  housekeeper->inspectOnce(*redis_);
+  const std::string log = log_.str();
+  const std::size_t at = log.find("error the consumer group was missing");
+  ASSERT_NE(at, std::string::npos) << log;
+  EXPECT_NE(log.find("at=7-0", at), std::string::npos) << log;
+  EXPECT_EQ(log.find("error the consumer group was missing", at + 1), std::string::npos) << log;
 }
 
 TEST_F(Housekeeper, RedisGoingAwayIsReportedAndRecoveredFrom) {

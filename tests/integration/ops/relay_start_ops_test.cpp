@@ -41,7 +41,8 @@ class RelayStartOps : public RedisTest {
     return {"REDIS_URI=" + server().uri(), "RELAY_APPS=" + apps_.path().string(),
             "RELAY_RUNTIME=process", "RELAY_HTTP_ADDR=127.0.0.1:0", "RELAY_CONSUMER=ops"};
   }
-  std::unique_ptr<SpawnedProcess> start(std::vector<std::string> extra = {}) {
+  std::unique_ptr<SpawnedProcess> start(std::vector<std::string> extra = {},
+                                        const std::string& log = "relay.log") {
     // getenv() takes the first of duplicate names: an override replaces the default.
     std::vector<std::string> environment = env();
     for (const std::string& value : extra) {
@@ -49,17 +50,16 @@ class RelayStartOps : public RedisTest {
       std::erase_if(environment, [&](const std::string& e) { return e.rfind(name, 0) == 0; });
       environment.push_back(value);
     }
-    auto relay =
-        std::make_unique<SpawnedProcess>(std::vector<std::string>{RELAY_BINARY, "start"},
-                                         environment, (logs_.path() / "relay.log").string());
+    auto relay = std::make_unique<SpawnedProcess>(std::vector<std::string>{RELAY_BINARY, "start"},
+                                                  environment, (logs_.path() / log).string());
     EXPECT_TRUE(relay->waitForLog("relay started")) << relay->log();
     address_ = httpAddressInLog(relay->log());
     EXPECT_GT(address_.port, 0) << relay->log();
     return relay;
   }
-  std::string xadd(const std::string& event) {
+  std::string xadd(const std::string& event, const std::string& id = "*") {
     auto redis = server().connect();
-    return std::string(*redis->command({"XADD", "events", "*", "event", event})->string());
+    return std::string(*redis->command({"XADD", "events", id, "event", event})->string());
   }
   long long pending() {
     auto redis = server().connect();
@@ -146,7 +146,7 @@ TEST_F(RelayStartOps, HealthFlipsWhileRedisIsStoppedAndStartedAgain) {
   ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return health().exit_code == 0; }, seconds(30)))
       << relay->log();
   BinaryRun run = health();
-  EXPECT_EQ(run.out, "healthy: ok (" + address_.toString() + ")\n");
+  EXPECT_EQ(run.out.rfind("healthy: ok (" + address_.toString() + ")\n", 0), 0u) << run.out;
   ASSERT_TRUE(server().stop().ok());
   ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return health().exit_code == 1; }, seconds(30)))
       << relay->log();
@@ -257,6 +257,162 @@ TEST_F(RelayStartOps, JsonLogsAreOneObjectPerLine) {
   }
   EXPECT_EQ(succeeded, 1) << relay->log();
   EXPECT_EQ(output, 1) << relay->log();
+}
+
+// docs/operations.md "HTTP endpoints": failing lifecycle scripts make the worker unhealthy, with
+// the reason, and it is healthy again once they succeed. Here the state keys of three messages are
+// strings (WRONGTYPE for every script that reads them): the reader's own calls all succeed.
+TEST_F(RelayStartOps, HealthzReflectsFailingLifecycleScriptsAndRecovers) {
+  auto relay = start();
+  ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return get("/healthz").status == 200; }, seconds(30)))
+      << relay->log();
+  auto redis = server().connect();
+  auto time = redis->command({"TIME"});
+  const long long ms = std::stoll(std::string(*time->at(0)->string())) * 1000 + 1000;
+  for (int i = 1; i <= 3; ++i) {
+    const std::string id = std::to_string(ms) + "-" + std::to_string(i);
+    ASSERT_TRUE(redis->command({"SET", "relay:events:inv:relay:" + id, "not a hash"}).ok());
+    xadd(R"({"kind":"order"})", id);
+  }
+  http::Response healthz;
+  ASSERT_TRUE(SpawnedProcess::waitUntil(
+      [&] {
+        healthz = get("/healthz");
+        return healthz.status == 503;
+      },
+      seconds(30)))
+      << relay->log();
+  // Each start fails, and so does the release of what its token might hold, which the renewer
+  // repeats every 10 s: whichever run is longest is named.
+  EXPECT_NE(healthz.body.find("lifecycle store calls are failing: "), std::string::npos)
+      << healthz.body;
+  EXPECT_NE(healthz.body.find(" failed 3 times in a row since "), std::string::npos)
+      << healthz.body;
+  EXPECT_NE(healthz.body.find("WRONGTYPE"), std::string::npos) << healthz.body;
+  const BinaryRun unhealthy = health();
+  EXPECT_EQ(unhealthy.exit_code, 1);
+  EXPECT_NE(unhealthy.err.find("lifecycle store calls are failing"), std::string::npos)
+      << unhealthy.err;
+  // The keys repaired, the repeated releases succeed, and so does a new message's start.
+  for (int i = 1; i <= 3; ++i) {
+    ASSERT_TRUE(redis
+                    ->command({"DEL", "relay:events:inv:relay:" + std::to_string(ms) + "-" +
+                                          std::to_string(i)})
+                    .ok());
+  }
+  xadd(R"({"kind":"order"})");
+  EXPECT_TRUE(SpawnedProcess::waitUntil([&] { return get("/healthz").status == 200; }, seconds(30)))
+      << relay->log();
+  relay->signal(SIGTERM);
+  EXPECT_NE(relay->wait(), -1);
+}
+
+// The same when an ACL forbids a command the lifecycle scripts run (here HSET, which nothing
+// else on the reader's path needs): unhealthy with Redis's refusal, healthy again once allowed.
+TEST_F(RelayStartOps, HealthzSaysWhenAnAclForbidsWhatTheLifecycleScriptsRun) {
+  auto admin = server().connect();
+  ASSERT_TRUE(admin->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  ASSERT_TRUE(admin->command({"HSET", "relay:events:group:relay", "position", "0-0"}).ok());
+  ASSERT_TRUE(
+      admin->command({"ACL", "SETUSER", "relay", "on", ">pw", "~*", "&*", "+@all", "-hset"}).ok());
+  auto relay = start({"REDIS_URI=redis://relay:pw@127.0.0.1:" + std::to_string(server().port())});
+  for (int i = 0; i < 3; ++i) xadd(R"({"kind":"order"})");
+  http::Response healthz;
+  ASSERT_TRUE(SpawnedProcess::waitUntil(
+      [&] {
+        healthz = get("/healthz");
+        return healthz.status == 503;
+      },
+      seconds(30)))
+      << relay->log();
+  EXPECT_NE(healthz.body.find("lifecycle store calls are failing: "), std::string::npos)
+      << healthz.body;
+  EXPECT_NE(healthz.body.find("try_start failed "), std::string::npos) << healthz.body;
+  EXPECT_NE(healthz.body.find("can't run this command"), std::string::npos) << healthz.body;
+  ASSERT_TRUE(admin->command({"ACL", "SETUSER", "relay", "+hset"}).ok());
+  xadd(R"({"kind":"order"})");
+  EXPECT_TRUE(SpawnedProcess::waitUntil([&] { return get("/healthz").status == 200; }, seconds(30)))
+      << relay->log();
+  relay->signal(SIGTERM);
+  EXPECT_NE(relay->wait(), -1);
+}
+
+// docs/operations.md "Pending messages": the oldest pending message, why it is pending, and the
+// entry holding trimming back, on /status, /metrics, in `relay health` and in the log.
+TEST_F(RelayStartOps, StatusNamesTheOldestPendingMessageAndWhatHoldsTrimmingBack) {
+  auto redis = server().connect();
+  ASSERT_TRUE(redis->command({"SADD", "relay:events:paused:relay", "shop"}).ok());
+  auto relay = start();
+  // An entry from 1970: far older than REDIS_STREAM_RETENTION (24h), and its app is paused.
+  xadd(R"({"kind":"order"})", "1000-0");
+  nlohmann::json status;
+  ASSERT_TRUE(SpawnedProcess::waitUntil(
+      [&] {
+        status = nlohmann::json::parse(get("/status").body, nullptr, false);
+        return status.is_object() && status["pending"]["oldest"].is_object() &&
+               status["pending"]["trim_held_back"].is_object();
+      },
+      seconds(30)))
+      << status.dump() << relay->log();
+  EXPECT_EQ(status["healthy"], true);
+  const auto& oldest = status["pending"]["oldest"];
+  EXPECT_EQ(oldest["id"], "1000-0");
+  EXPECT_EQ(oldest["reason"]["kind"], "paused") << oldest.dump();
+  EXPECT_EQ(oldest["reason"]["app"], "shop");
+  EXPECT_EQ(status["pending"]["trim_held_back"]["group"], "relay");
+  EXPECT_EQ(status["pending"]["trim_held_back"]["message"]["id"], "1000-0");
+  const PrometheusText metrics(get("/metrics").body);
+  ASSERT_TRUE(metrics.ok()) << metrics.error();
+  EXPECT_GT(*metrics.value("relay_oldest_pending_age_seconds"), 1e9);
+  EXPECT_EQ(metrics.value("relay_trim_held_back_info",
+                          {{"group", "relay"}, {"id", "1000-0"}, {"reason", "paused"}}),
+            1);
+  const BinaryRun run = health();
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("pending: 1 messages"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("oldest pending: 1000-0, "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("paused: app shop is paused"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("trimming held back (group relay, REDIS_STREAM_RETENTION 1d) by: 1000-0"),
+            std::string::npos)
+      << run.out;
+  EXPECT_TRUE(relay->waitForLog("stream trimming is held back")) << relay->log();
+  relay->signal(SIGTERM);
+  EXPECT_NE(relay->wait(), -1);
+}
+
+// docs/operations.md "A destroyed consumer group": the first creation is at 0 (what was
+// published before the first worker runs), a group destroyed between two runs comes back
+// where it stood: nothing already handled runs again, and the worker says what happened.
+TEST_F(RelayStartOps, AGroupDestroyedBetweenRunsIsRecreatedWhereItStood) {
+  const std::string before = xadd(R"({"kind":"order"})");
+  auto first = start();
+  const std::string during = xadd(R"({"kind":"order"})");
+  // Both run, in either order (the pool runs them at once).
+  ASSERT_TRUE(first->waitForLog("ok " + during)) << first->log();
+  EXPECT_TRUE(first->waitForLog("ok " + before)) << first->log();
+  auto redis = server().connect();
+  // The housekeeper records the position at its next refresh (every 5 s).
+  ASSERT_TRUE(SpawnedProcess::waitUntil(
+      [&] {
+        auto position = redis->command({"HGET", "relay:events:group:relay", "position"});
+        return position.ok() && !position->isNil() && *position->string() == during;
+      },
+      seconds(30)))
+      << first->log();
+  first->signal(SIGTERM);
+  EXPECT_NE(first->wait(), -1);
+  ASSERT_TRUE(redis->command({"XGROUP", "DESTROY", "events", "relay"}).ok());
+  const std::string after = xadd(R"({"kind":"order"})");
+  auto second = start({}, "second.log");
+  ASSERT_TRUE(second->waitForLog("ok " + after)) << second->log();
+  EXPECT_TRUE(second->waitForLog("the consumer group was missing")) << second->log();
+  EXPECT_EQ(second->log().find("ok " + before), std::string::npos) << second->log();
+  EXPECT_EQ(second->log().find("ok " + during), std::string::npos) << second->log();
+  EXPECT_NE(second->log().find("at=" + during), std::string::npos) << second->log();
+  const PrometheusText metrics(get("/metrics").body);
+  EXPECT_EQ(metrics.value("relay_group_recreated_total"), 1);
+  second->signal(SIGTERM);
+  EXPECT_NE(second->wait(), -1);
 }
 
 }  // namespace

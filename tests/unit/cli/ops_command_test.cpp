@@ -3,6 +3,8 @@
 // tests/integration/ops.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <atomic>
 #include <sstream>
@@ -110,6 +112,46 @@ TEST(HealthCommand, AnswersFromTheWorkersHealthz) {
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_EQ(result.err,
             "unhealthy (HTTP 503 from " + (*server)->address().toString() + "): redis down\n");
+}
+
+TEST(HealthCommand, PrintsWhatTheWorkerLearnedOfThePendingMessages) {
+  SystemClock clock;
+  auto server = http::HttpServer::create({"127.0.0.1", 0}, {}, clock);
+  ASSERT_TRUE(server.ok());
+  (*server)->handle("/healthz", [](const http::HttpRequest&) {
+    return http::HttpReply{200, "ok\n"};
+  });
+  const std::string message = R"({"id":"1000-0","consumer":"w","idle_ms":5,"deliveries":2,
+    "age_ms":7384000,"parked":false,"owner_alive":true,"due_at_ms":null,"plan":["shop/bin/a"],
+    "reason":{"kind":"paused","app":"shop","handler":"bin/a"},
+    "description":"app shop is paused"})";
+  (*server)->handle("/status", [&message](const http::HttpRequest&) {
+    return http::HttpReply{
+        200,
+        R"({"healthy":true,"problems":[],"redis":"db:6379","group":{"exists":true},
+            "pending":{"checked":true,"problem":"","count":3,"oldest":)" +
+            message + R"(,"retention_ms":86400000,"trim_held_back":{"group":"relay","message":)" +
+            message + "}}}",
+        "application/json"};
+  });
+  ASSERT_TRUE((*server)->start().ok());
+  ScopedEnv addr("RELAY_HTTP_ADDR", (*server)->address().toString());
+  CliRun result = testing::run({"health"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out,
+            "healthy: ok (" + (*server)->address().toString() +
+                ")\n"
+                "pending: 3 messages\n"
+                "oldest pending: 1000-0, 2h3m4s old, held by w (2 deliveries): paused: app shop "
+                "is paused\n"
+                "trimming held back (group relay, REDIS_STREAM_RETENTION 1d) by: 1000-0, 2h3m4s "
+                "old, held by w (2 deliveries): paused: app shop is paused\n");
+  result = testing::run({"health", "--json"});
+  EXPECT_EQ(result.exit_code, 0);
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["healthy"], true);
+  EXPECT_EQ(json["pending"]["oldest"]["reason"]["kind"], "paused");
+  EXPECT_EQ(json["pending"]["trim_held_back"]["message"]["id"], "1000-0");
 }
 
 TEST(Shorten, CutsOnACharacterBoundaryWithAnEllipsis) {

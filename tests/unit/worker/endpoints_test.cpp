@@ -28,18 +28,27 @@ app::Snapshot snapshotOf(std::vector<app::AppEntry> apps) {
 const GroupState kGroupExists{true, true, {}};
 
 TEST(HealthReply, OkWhileRedisAnswered) {
-  const auto reply = healthReply(std::nullopt, "127.0.0.1:6379");
+  const auto reply = healthReply(std::nullopt, std::nullopt, "127.0.0.1:6379");
   EXPECT_EQ(reply.status, 200);
   EXPECT_EQ(reply.body, "ok\n");
 }
 
 TEST(HealthReply, UnreachableRedisIs503NamingIt) {
-  const auto reply =
-      healthReply("unreachable: db:6379: Connection refused", "redis://app:***@db:6379");
+  const auto reply = healthReply("unreachable: db:6379: Connection refused", std::nullopt,
+                                 "redis://app:***@db:6379");
   EXPECT_EQ(reply.status, 503);
   EXPECT_EQ(reply.body,
             "unhealthy: redis at redis://app:***@db:6379: unreachable: db:6379: Connection "
             "refused\n");
+}
+
+TEST(HealthReply, FailingLifecycleCallsAre503WithTheirReasonBesideTheReaders) {
+  const std::string lifecycle = "lifecycle store calls are failing: 3 in a row";
+  auto reply = healthReply(std::nullopt, lifecycle, "db:6379");
+  EXPECT_EQ(reply.status, 503);
+  EXPECT_EQ(reply.body, "unhealthy: redis at db:6379: " + lifecycle + "\n");
+  reply = healthReply("LOADING", lifecycle, "db:6379");
+  EXPECT_EQ(reply.body, "unhealthy: redis at db:6379: LOADING; " + lifecycle + "\n");
 }
 
 TEST(ReadinessReply, ReadyWithTheGroupAndALoadedApp) {
