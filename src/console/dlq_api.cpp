@@ -90,7 +90,8 @@ Result<dlq::DlqFilter> parseDlqFilter(const ParamGetter& get) {
   if (const std::string kind = text("kind"); !kind.empty()) {
     filter.kind = dlq::parseKind(kind);
     if (!filter.kind)
-      return Error::invalid("kind: expected handler, malformed, oversized or schedule");
+      return Error::invalid(
+          "kind: expected handler, malformed, oversized, schedule, poison or operator");
   }
   filter.reason = text("reason");
   filter.text = text("q");

@@ -34,12 +34,19 @@ Entry Entry::from(invocation::Message record) {
   return entry;
 }
 
+bool Entry::replayable() const {
+  return kind == DlqKind::kHandler || (kind == DlqKind::kOperator && !app().empty() &&
+                                       !handler().empty() && app() != "-" && handler() != "-");
+}
+
 std::optional<std::string> Entry::refusal() const {
-  if (kind == DlqKind::kHandler) return std::nullopt;
+  if (replayable()) return std::nullopt;
   const std::string what = kind == DlqKind::kOversized  ? "an oversized message"
                            : kind == DlqKind::kSchedule ? "a malformed schedule occurrence"
                            : kind == DlqKind::kPoison   ? "a message its workers died holding"
-                                                        : "a malformed message";
+                           : kind == DlqKind::kOperator
+                               ? "a message an operator dead-lettered before it had a plan"
+                               : "a malformed message";
   return "entry " + id() + " records " + what + " that never reached a handler (" +
          shortened(reason()) + "): there is nothing to replay; inspect it and remove it";
 }

@@ -21,7 +21,7 @@ using invocation::parseKind;
 /// says. The record itself is kept: every field as written, in order, for inspection.
 struct Entry {
   invocation::Message record;
-  /// What from() judged the entry to be; only kHandler entries can be replayed.
+  /// What from() judged the entry to be (replayable() says which can be replayed).
   DlqKind kind = DlqKind::kMalformed;
   /// Real executions of the handler, from `handler_attempts`.
   long long handler_attempts = 0;
@@ -45,8 +45,11 @@ struct Entry {
   /// The last attempt's output tail, or null when none was recorded.
   const std::string* outputTail() const { return record.find("output_tail"); }
 
+  /// A kHandler entry, or a kOperator entry that names an app and a handler (an invocation an
+  /// operator dead-lettered): there is a handler to run again.
+  bool replayable() const;
   /// Why the entry cannot be replayed whatever the apps are (it never reached a handler), in
-  /// one line for people; nullopt for a kHandler entry.
+  /// one line for people; nullopt for a replayable() entry.
   std::optional<std::string> refusal() const;
 };
 

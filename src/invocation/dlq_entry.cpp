@@ -5,12 +5,13 @@
 namespace relay::invocation {
 
 // The values of the entry's `kind` field.
-constexpr EnumNames<DlqKind, 5> kKindNames = {{{
+constexpr EnumNames<DlqKind, 6> kKindNames = {{{
     {DlqKind::kHandler, "handler"},
     {DlqKind::kMalformed, "malformed"},
     {DlqKind::kOversized, "oversized"},
     {DlqKind::kSchedule, "schedule"},
     {DlqKind::kPoison, "poison"},
+    {DlqKind::kOperator, "operator"},
 }}};
 
 std::string_view kindName(DlqKind kind) { return kKindNames.name(kind); }

@@ -8,19 +8,21 @@
 
 namespace relay::invocation {
 
-/// Why an entry was dead-lettered (its `kind` field, docs/pipeline.md "Dead-letter entries"):
-/// only a kHandler entry names a handler that ran and can be replayed. The one vocabulary of
-/// the entry's kind, written by the lifecycle and read back by src/dlq.
+/// Why an entry was dead-lettered (its `kind` field, docs/pipeline.md "Dead-letter entries"): a
+/// kHandler entry names a handler that ran and can be replayed, and so can a kOperator entry
+/// that names one. The one vocabulary of the entry's kind, written by the lifecycle (and by
+/// `relay pending dead-letter`: pending_resolver.cpp) and read back by src/dlq.
 enum class DlqKind {
   kHandler,    // exhausted its attempts
   kMalformed,  // not a JSON object event
   kOversized,  // over MAX_EVENT_BYTES
   kSchedule,   // a malformed schedule occurrence
   kPoison,     // its workers died holding it, before it reached a handler
+  kOperator,   // an operator dead-lettered a pending message (`relay pending dead-letter`)
 };
 
-/// `handler`, `malformed`, `oversized`, `schedule`, `poison`: the values of the entry's `kind`
-/// field (and the `reason` label of relay_dlq_entries_total).
+/// `handler`, `malformed`, `oversized`, `schedule`, `poison`, `operator`: the values of the
+/// entry's `kind` field (and the `reason` label of relay_dlq_entries_total).
 std::string_view kindName(DlqKind kind);
 /// The kind `name` names exactly; nullopt for anything else.
 std::optional<DlqKind> parseKind(std::string_view name);

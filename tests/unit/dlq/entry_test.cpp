@@ -51,8 +51,8 @@ TEST(DlqKind, EntriesWithoutAKindAreJudgedByTheirStructure) {
 }
 
 TEST(DlqKind, NamesRoundTrip) {
-  for (DlqKind kind :
-       {DlqKind::kHandler, DlqKind::kMalformed, DlqKind::kOversized, DlqKind::kSchedule}) {
+  for (DlqKind kind : {DlqKind::kHandler, DlqKind::kMalformed, DlqKind::kOversized,
+                       DlqKind::kSchedule, DlqKind::kOperator}) {
     EXPECT_EQ(parseKind(kindName(kind)), kind);
   }
   EXPECT_EQ(parseKind("Handler"), std::nullopt);
@@ -71,6 +71,19 @@ TEST(EntryRefusal, OnlyHandlerEntriesAreReplayable) {
   const auto schedule = entry({{"kind", "schedule"}, {"reason", "bad id"}}).refusal();
   ASSERT_TRUE(schedule);
   EXPECT_NE(schedule->find("a malformed schedule occurrence"), std::string::npos);
+}
+
+TEST(EntryRefusal, AnOperatorEntryIsReplayableWhenItNamesAHandler) {
+  const Entry named = entry({{"kind", "operator"}, {"app", "shop"}, {"handler", "bin/pay.sh"}});
+  EXPECT_EQ(named.kind, DlqKind::kOperator);
+  EXPECT_TRUE(named.replayable());
+  EXPECT_EQ(named.refusal(), std::nullopt);
+  const Entry unplanned = entry({{"kind", "operator"}, {"app", "-"}, {"handler", "-"}});
+  EXPECT_EQ(unplanned.kind, DlqKind::kOperator);
+  EXPECT_FALSE(unplanned.replayable());
+  const auto refused = unplanned.refusal();
+  ASSERT_TRUE(refused);
+  EXPECT_NE(refused->find("an operator dead-lettered before it had a plan"), std::string::npos);
 }
 
 TEST(Entry, ReadsEveryFieldOnceAndKeepsTheRecord) {

@@ -5,7 +5,7 @@ import { ApiError, get, post, session } from './api.js';
 import { badge, clear, confirmDialog, formatDuration, formatTime, h, table, toast } from './dom.js';
 
 const FILTER_KEYS = ['app', 'handler', 'kind', 'reason', 'q', 'since', 'until'];
-const KIND_CLASS = { handler: 'warn', malformed: 'bad', oversized: 'bad', schedule: 'bad' };
+const KIND_CLASS = { handler: 'warn', malformed: 'bad', oversized: 'bad', schedule: 'bad', poison: 'bad', operator: 'warn' };
 
 function toLocalInput(value) {
   if (!value) return '';
@@ -50,7 +50,7 @@ export async function renderDeadLetters(main, params) {
   const appSelect = h('select', { name: 'app', id: 'f-app' }, h('option', { value: '' }, 'any app'),
     apps.apps.map((app) => h('option', { value: app.name, selected: filter.app === app.name }, app.name)),
     h('option', { value: '-', selected: filter.app === '-' }, '- (no handler)'));
-  const kindSelect = h('select', { name: 'kind', id: 'f-kind' }, ['', 'handler', 'malformed', 'oversized', 'schedule'].map(
+  const kindSelect = h('select', { name: 'kind', id: 'f-kind' }, ['', 'handler', 'malformed', 'oversized', 'schedule', 'poison', 'operator'].map(
     (kind) => h('option', { value: kind, selected: filter.kind === kind }, kind || 'any kind')));
   const fields = {
     handler: h('input', { name: 'handler', id: 'f-handler', placeholder: 'handler (exact)', value: filter.handler }),
