@@ -20,6 +20,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   addExplainCommand(root, context);
   addPauseCommand(root, context);
   addDlqCommand(root, context);
+  addPendingCommand(root, context);
   addStatsCommand(root, context);
   addHealthCommand(root, context);
   addPatternCommand(root, context);

@@ -49,6 +49,7 @@ void addExplainCommand(CLI::App& root, CommandContext& context);
 /// `app pause`, `app resume`: registered after addAppCommand(), under its `app` group.
 void addPauseCommand(CLI::App& root, CommandContext& context);
 void addDlqCommand(CLI::App& root, CommandContext& context);
+void addPendingCommand(CLI::App& root, CommandContext& context);
 void addStatsCommand(CLI::App& root, CommandContext& context);
 void addHealthCommand(CLI::App& root, CommandContext& context);
 void addPatternCommand(CLI::App& root, CommandContext& context);
