@@ -4,7 +4,11 @@
 
 #include "common/whole_number.h"
 #include "console/console_guard.h"
+#include "stream/pending_inspector.h"
+#include "stream/pending_json.h"
+#include "stream/retention.h"
 #include "stream/stream_id.h"
+#include "stream/trimmer.h"
 
 namespace relay::console {
 namespace {
@@ -47,11 +51,6 @@ Json textOf(const std::map<std::string, redis::ReplyView>& pairs, const std::str
   if (found == pairs.end()) return Json();
   auto value = found->second.string();
   return value.ok() ? Json(std::string(*value)) : Json();
-}
-
-std::int64_t idMs(std::string_view id) {
-  const auto parsed = stream::StreamId::parse(id);
-  return parsed ? static_cast<std::int64_t>(parsed->ms) : 0;
 }
 
 }  // namespace
@@ -155,15 +154,24 @@ HttpReply overview(ConsoleState& state, const HttpRequest& request) {
       }
       out["consumers"].push_back(std::move(row));
     }
-    auto oldest = redis.command({"XPENDING", stream, group, "-", "+", "1"});
+    // The oldest pending message and why it waits (docs/operations.md "Pending messages").
+    auto oldest = stream::PendingInspector(state.keys).oldest(redis);
     if (!oldest.ok()) return redisFailure("XPENDING", oldest.error());
-    if (oldest->size() > 0) {
-      auto first = oldest->at(0);
-      auto id = first.ok() ? first->at(0) : first;
-      if (id.ok() && id->string().ok()) {
-        const std::string text(*id->string());
-        out["group"]["oldest_pending"] = {{"id", text}, {"age_ms", now - idMs(text)}};
-      }
+    if (*oldest) out["group"]["oldest_pending"] = stream::pendingJson(**oldest);
+  }
+  // The pending entry that keeps REDIS_STREAM_RETENTION from trimming, in any group.
+  out["trim_held_back"] = Json();
+  auto positions = stream::Trimmer::groupPositions(redis, stream);
+  if (!positions.ok()) return redisFailure("XINFO GROUPS", positions.error());
+  if (const auto held = stream::trimHeldBack(*positions, state.clock.now(),
+                                             state.config.worker.stream_retention)) {
+    auto found = stream::PendingInspector({stream, held->group})
+                     .find(redis, {held->id.toString()}, /*payloads=*/false);
+    if (!found.ok()) return redisFailure("XPENDING", found.error());
+    if (found->front()) {
+      out["trim_held_back"] = {{"group", held->group},
+                               {"retention_ms", state.config.worker.stream_retention.count()},
+                               {"message", stream::pendingJson(*found->front())}};
     }
   }
   auto dlq = redis.command({"XLEN", state.keys.dlq()});

@@ -21,8 +21,10 @@ std::string_view consumerHealth(bool heartbeat, std::int64_t idle_ms);
 Json throughputJson(const std::vector<stream::MinuteCounts>& history);
 
 /// GET /api/overview?minutes=N (1..1440, default 180): the stream, the group (pending, lag,
-/// oldest pending age), the DLQ size, every consumer with its idle time and health, and the
-/// per-minute throughput of the last N minutes, summed over every worker.
+/// the oldest pending message explained: its age, owner and why it waits), the pending entry
+/// holding trimming back (`trim_held_back`, or null), the DLQ size, every consumer with its
+/// idle time and health, and the per-minute throughput of the last N minutes, summed over every
+/// worker.
 http::HttpReply overview(ConsoleState& state, const http::HttpRequest& request);
 
 }  // namespace relay::console

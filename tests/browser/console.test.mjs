@@ -123,6 +123,14 @@ describe('relay console', { timeout: 240000 }, () => {
     assert.match(pel, /refund service unavailable/);
     await screenshot(page, 'pending');
     await page.browserContext().close();
+    // The overview names the oldest pending message and why it waits.
+    const overview = await stack.loggedInPage('#/overview?minutes=60');
+    await overview.waitForFunction(() => {
+      const why = document.querySelector('#oldest-why');
+      return why && /reports\/bin\/build\.sh attempt 1 is running on worker-a/.test(why.textContent);
+    }, { timeout: 20000 });
+    assert.match(await text(overview, '#stat-oldest'), /running/);
+    await overview.browserContext().close();
   });
 
   it('finds a failing handler\'s entry by text search, inspects it, replays it after the fix, and it disappears', async () => {

@@ -337,7 +337,9 @@ TEST_F(ConsoleServerTest, TheOverviewSumsWhatEveryWorkerReported) {
   EXPECT_EQ(overview.body["stream"]["length"], 3);
   EXPECT_EQ(overview.body["group"]["pending"], 2);
   EXPECT_EQ(overview.body["group"]["lag"], 1);
-  EXPECT_TRUE(overview.body["group"].contains("oldest_pending"));
+  EXPECT_EQ(overview.body["group"]["oldest_pending"]["reason"]["kind"], "no_state");
+  EXPECT_EQ(overview.body["group"]["oldest_pending"]["consumer"], "w1");
+  EXPECT_TRUE(overview.body["trim_held_back"].is_null());  // both pending entries are recent
   EXPECT_EQ(overview.body["dlq"]["length"], 1);
   ASSERT_EQ(overview.body["consumers"].size(), 1u);
   EXPECT_EQ(overview.body["consumers"][0]["health"], "healthy");
@@ -345,6 +347,29 @@ TEST_F(ConsoleServerTest, TheOverviewSumsWhatEveryWorkerReported) {
   EXPECT_EQ(overview.body["throughput"]["minutes"].size(), 5u);
   EXPECT_EQ(overview.body["throughput"]["series"]["events:matched"].back(), 7);
   EXPECT_EQ(send("GET", "/api/overview?minutes=5000", {auth()}).status, 400);
+}
+
+TEST_F(ConsoleServerTest, TheOverviewNamesThePendingEntryHoldingTrimmingBack) {
+  start();
+  ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  ASSERT_TRUE(redis_->command({"XADD", "events", "1000-0", "event", "{}"}).ok());
+  ASSERT_TRUE(redis_->command({"XADD", "events", "*", "event", "{}"}).ok());
+  ASSERT_TRUE(
+      redis_->command({"XREADGROUP", "GROUP", "relay", "w1", "STREAMS", "events", ">"}).ok());
+  ASSERT_TRUE(redis_->command({"SADD", "relay:events:paused:relay", "shop"}).ok());
+  ASSERT_TRUE(redis_
+                  ->command({"HSET", "relay:events:inv:relay:1000-0", "relay:plan",
+                             "e 3 1000 shop/bin/a.sh\n"})
+                  .ok());
+  const Response overview = send("GET", "/api/overview?minutes=5", {auth()});
+  ASSERT_EQ(overview.status, 200) << overview.body.dump();
+  EXPECT_EQ(overview.body["group"]["oldest_pending"]["id"], "1000-0");
+  EXPECT_EQ(overview.body["group"]["oldest_pending"]["reason"]["kind"], "paused");
+  const auto& held = overview.body["trim_held_back"];
+  ASSERT_TRUE(held.is_object()) << overview.body.dump();
+  EXPECT_EQ(held["group"], "relay");
+  EXPECT_EQ(held["message"]["id"], "1000-0");
+  EXPECT_EQ(held["message"]["reason"]["app"], "shop");
 }
 
 TEST_F(ConsoleServerTest, PendingShowsEachMessagesInvocationsFromTheirState) {

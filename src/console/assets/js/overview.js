@@ -71,12 +71,26 @@ export async function renderOverview(main, params) {
       card('Group lag', group.exists ? (group.lag ?? '?') : '-', group.exists ? `group ${group.name}` : 'group missing', 'stat-lag'),
       card('Pending', group.exists ? group.pending : '-', 'delivered, not acknowledged', 'stat-pending'),
       card('Oldest pending', group.oldest_pending ? formatDuration(group.oldest_pending.age_ms) : '-',
-        group.oldest_pending ? group.oldest_pending.id : 'nothing pending', 'stat-oldest'),
+        group.oldest_pending ? `${group.oldest_pending.id} · ${group.oldest_pending.reason.kind}` : 'nothing pending',
+        'stat-oldest'),
       card('Dead letters', data.dlq.length, data.dlq.key, 'stat-dlq'),
       card('Events / s', rate(['events:matched', 'events:unmatched', 'events:schedule']),
         `matched ${rate(['events:matched'])} · unmatched ${rate(['events:unmatched'])} · failed ${rate(failedEvents)}`,
         'stat-rate'));
     body.append(stats);
+    // Why the oldest message waits, and what keeps retention from trimming the stream.
+    if (group.oldest_pending) {
+      body.append(h('p', { class: 'muted', id: 'oldest-why' },
+        `Oldest pending ${group.oldest_pending.id} (held by ${group.oldest_pending.consumer}, `
+        + `${group.oldest_pending.deliveries} deliveries): ${group.oldest_pending.description}`));
+    }
+    if (data.trim_held_back) {
+      const held = data.trim_held_back.message;
+      body.append(h('p', { class: 'error', id: 'trim-held-back' },
+        `Stream trimming is held back by ${held.id} (group ${data.trim_held_back.group}, `
+        + `${formatDuration(held.age_ms)} old, older than the retention): ${held.reason.kind}: ${held.description}. `
+        + 'Resolve it with relay pending.'));
+    }
     body.append(h('p', { class: 'muted', id: 'window-totals' },
       `In the last ${minutes} minutes: ${total(['events:matched'])} matched, ` +
       `${total(['events:unmatched'])} unmatched, ${total(failedEvents)} failed (malformed or oversized) events; ` +
