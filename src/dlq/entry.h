@@ -21,7 +21,8 @@ using invocation::parseKind;
 /// says. The record itself is kept: every field as written, in order, for inspection.
 struct Entry {
   invocation::Message record;
-  /// What from() judged the entry to be; only kHandler entries can be replayed.
+  /// What from() judged the entry to be; kHandler entries can be replayed, and kSchedule entries
+  /// that name a handler (refusal()).
   DlqKind kind = DlqKind::kMalformed;
   /// Real executions of the handler, from `handler_attempts`.
   long long handler_attempts = 0;
@@ -45,8 +46,13 @@ struct Entry {
   /// The last attempt's output tail, or null when none was recorded.
   const std::string* outputTail() const { return record.find("output_tail"); }
 
-  /// Why the entry cannot be replayed whatever the apps are (it never reached a handler), in
-  /// one line for people; nullopt for a kHandler entry.
+  /// Whether the entry names an app and a handler (neither empty nor `-`).
+  bool namesHandler() const;
+
+  /// Why the entry cannot be replayed whatever the apps are (it never reached a handler and
+  /// names none), in one line for people; nullopt for a kHandler entry, and for a kSchedule
+  /// entry that names a handler (its schedule was known when the occurrence was set apart:
+  /// docs/schedules.md "Rolling deploys and cron edits") whose recorded event is a JSON object.
   std::optional<std::string> refusal() const;
 };
 
