@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "invocation/keys.h"
+#include "catalog/publication_check.h"
 
 namespace relay::catalog {
 namespace {
@@ -43,8 +43,7 @@ SchedulePublisher::SchedulePublisher(PublisherSettings settings, redis::Endpoint
                settings_.recheck_per_schedule) {}
 
 std::string SchedulePublisher::dedupeKey(const schedule::Occurrence& occurrence) const {
-  return invocation::StreamKeys{settings_.stream, ""}.prefix() + "occ:" + occurrence.app + ":" +
-         occurrence.schedule + ":" + occurrence.scheduledAtText();
+  return occurrenceKey(settings_.stream, occurrence);
 }
 
 redis::Result<std::optional<std::string>> SchedulePublisher::publish(

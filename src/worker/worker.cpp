@@ -115,7 +115,11 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   store.consumer = config.consumer;
   store.retention = config.invocation_retention;
   w.limiter_ = std::make_unique<invocation::ConcurrencyLimiter>(config.max_concurrency);
-  w.catalog_ = std::make_unique<catalog::RegistryCatalog>(*w.registry_, config.max_event_bytes);
+  w.publications_ = std::make_unique<catalog::RedisPublicationCheck>(config.redis, config.stream);
+  catalog::OccurrenceChecks occurrences = w.internals_.occurrences;
+  occurrences.published = w.publications_.get();
+  w.catalog_ =
+      std::make_unique<catalog::RegistryCatalog>(*w.registry_, config.max_event_bytes, occurrences);
   if (config.tracing) {
     // docs/tracing.md: spans continue the producer's trace, handlers get TRACEPARENT.
     auto tracer =

@@ -44,7 +44,8 @@ struct WorkerInternals {
   /// poison message with it, docs/pipeline.md "Poison messages"); the binary sets none.
   std::function<void(const invocation::Message&)> on_message;
   HousekeepingSettings housekeeping;     // pending gauge, readiness, retention
-  catalog::PublisherSettings schedules;  // the stream is taken from the config
+  catalog::PublisherSettings schedules;   // the stream is taken from the config
+  catalog::OccurrenceChecks occurrences;  // the publication check is the worker's own
   PauseSettings pauses;
 };
 
@@ -91,6 +92,7 @@ class Worker {
   std::unique_ptr<PauseWatcher> pauses_;         // before the registry: its availability asks it
   std::unique_ptr<app::Registry> registry_;
   std::unique_ptr<invocation::ConcurrencyLimiter> limiter_;
+  std::unique_ptr<catalog::RedisPublicationCheck> publications_;  // before the catalog using it
   std::unique_ptr<catalog::RegistryCatalog> catalog_;
   /// The span exporter when OTEL_* turn tracing on (docs/tracing.md); null otherwise. Before the
   /// observer that uses it, so that it is destroyed (and flushes) after the message threads.
