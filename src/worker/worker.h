@@ -43,7 +43,10 @@ struct WorkerInternals {
   /// Called for every delivery before it is processed (a test seam: relay_test_worker makes a
   /// poison message with it, docs/pipeline.md "Poison messages"); the binary sets none.
   std::function<void(const invocation::Message&)> on_message;
-  HousekeepingSettings housekeeping;     // pending gauge, readiness, retention
+  /// How often kept templates that could not be fetched or kept for want of Redis are tried
+  /// again (docs/apps.md "Loaded, available, and reloads").
+  std::chrono::milliseconds kept_template_retry{2'000};
+  HousekeepingSettings housekeeping;      // pending gauge, readiness, retention
   catalog::PublisherSettings schedules;   // the stream is taken from the config
   catalog::OccurrenceChecks occurrences;  // the publication check is the worker's own
   PauseSettings pauses;
@@ -80,6 +83,8 @@ class Worker {
  private:
   Worker(const config::WorkerConfig& config, std::ostream& log, Clock& clock, Random& random);
   void watchApps();
+  /// What the template keeper owes: keeps again, reloads the apps whose recall failed.
+  void retryKeeper();
   /// Binds RELAY_HTTP_ADDR and registers the endpoints; serving starts in run().
   Status serveEndpoints();
 
