@@ -47,7 +47,8 @@ void RedisTemplateKeeper::keep(const std::string& app, const std::string& text) 
 std::optional<std::string> RedisTemplateKeeper::recall(const std::string& app) {
   std::lock_guard lock(mutex_);
   redis::Connection* redis = connection();
-  auto kept = redis ? redis->command({"GET", keys_.appTemplate(app)})
+  // The group's own key, else (one release) the per-stream key Relay used before.
+  auto kept = redis ? redis->command({"MGET", keys_.appTemplate(app), keys_.legacyAppTemplate(app)})
                     : redis::Result<redis::Reply>(redis::Error{redis::ErrorKind::kIo, ""});
   if (!kept.ok()) {
     // Unknown, not absent: the worker asks again once Redis answers (a refusal would be
@@ -57,11 +58,17 @@ std::optional<std::string> RedisTemplateKeeper::recall(const std::string& app) {
     return std::nullopt;
   }
   owed_recalls_.erase(app);
-  auto text = kept->optionalString();
-  if (!text.ok() || !text->has_value()) return std::nullopt;
-  logger_.warn("template invalid: using the last valid template kept in redis",
-               {{"app", app}, {"key", keys_.appTemplate(app)}});
-  return std::string(**text);
+  for (std::size_t i = 0; i < 2; ++i) {
+    auto element = kept->at(i);
+    auto text = element.ok() ? element->optionalString()
+                             : redis::Result<std::optional<std::string_view>>(element.error());
+    if (!text.ok() || !text->has_value()) continue;
+    logger_.warn(
+        "template invalid: using the last valid template kept in redis",
+        {{"app", app}, {"key", i == 0 ? keys_.appTemplate(app) : keys_.legacyAppTemplate(app)}});
+    return std::string(**text);
+  }
+  return std::nullopt;
 }
 
 bool RedisTemplateKeeper::owed() const {

@@ -16,8 +16,9 @@
 
 namespace relay::worker {
 
-/// Keeps each app's last valid template in Redis (`relay:<stream>:apps:<app>`, docs/apps.md
-/// "Loaded, available, and reloads"), so that a worker started, restarted or scaled up while an
+/// Keeps each app's last valid template in Redis (`relay:<stream>:apps:<group>:<app>`, docs/apps.md
+/// "Loaded, available, and reloads"; read from `relay:<stream>:apps:<app>` when missing, for one
+/// release), so that a worker started, restarted or scaled up while an
 /// app's template is invalid still classifies that app's events with its last valid rules: matched
 /// messages then wait (unavailable) instead of being acknowledged as unmatched. What it could not
 /// do for want of Redis (a recall at start while Redis was down, a template it could not keep) it
