@@ -1,6 +1,6 @@
-// Per-invocation overhead of each runtime backend running a trivial handler, printed next to
-// a bare fork/exec and a bare bwrap start measured in the same run (the machine is shared and
-// noisy: compare ratios, not absolute numbers).
+// Per-invocation overhead of each runtime backend running a trivial handler (the sandbox cold:
+// no prewarmed sandbox), printed next to a bare fork/exec and a bare bwrap start measured in the
+// same run (the machine is shared and noisy: compare ratios, not absolute numbers).
 //
 //   runtime_bench [--iterations N] [--docker-image IMAGE]
 #include <spawn.h>
@@ -83,7 +83,11 @@ int main(int argc, char** argv) {
   spec.handler = "bin/noop.sh";
   spec.input = "{}";
   relay::runtime::ProcessRuntime process(clock);
-  auto sandbox = relay::runtime::SandboxRuntime::create(clock);
+  relay::runtime::SandboxSettings sandbox_settings;
+  sandbox_settings.launcher = RELAY_BENCH_LAUNCHER;
+  // Every run starts its sandbox (a cold start): what a sandbox start costs, not a hand-over.
+  sandbox_settings.prewarm = false;
+  auto sandbox = relay::runtime::SandboxRuntime::create(clock, sandbox_settings);
 
   struct Row {
     std::string name;

@@ -1,9 +1,14 @@
 #include "catalog/registry_catalog.h"
 
+#include <cstdint>
+#include <optional>
+#include <string_view>
 #include <utility>
 
 #include "catalog/invocation_spec.h"
 #include "catalog/schedule_admission.h"
+#include "common/rfc3339.h"
+#include "common/whole_number.h"
 #include "schedule/occurrence.h"
 
 namespace relay::catalog {
@@ -24,10 +29,18 @@ std::string holdReason(const app::AppEntry& entry) {
          (entry.errors.empty() ? std::string("not loaded") : entry.errors.front().toString()) + ")";
 }
 
+// When Redis added the entry: the milliseconds of its id `<ms>-<seq>`.
+std::optional<WallTime> publishedAt(std::string_view id) {
+  std::int64_t ms = 0;
+  if (!parseWholeNumber(id.substr(0, id.find('-')), ms)) return std::nullopt;
+  return WallTime(std::chrono::milliseconds(ms));
+}
+
 }  // namespace
 
-RegistryCatalog::RegistryCatalog(const app::Registry& registry, std::size_t max_event_bytes)
-    : registry_(registry), max_event_bytes_(max_event_bytes) {}
+RegistryCatalog::RegistryCatalog(const app::Registry& registry, std::size_t max_event_bytes,
+                                 OccurrenceChecks checks)
+    : registry_(registry), max_event_bytes_(max_event_bytes), checks_(checks) {}
 
 std::shared_ptr<const Classifier> RegistryCatalog::classifier() {
   std::shared_ptr<const app::Snapshot> snapshot = registry_.snapshot();
@@ -40,7 +53,7 @@ std::shared_ptr<const Classifier> RegistryCatalog::classifier() {
 
 Classification RegistryCatalog::classify(const invocation::Message& message, WallTime now) {
   // Relay's own occurrences are not external events: no classification, no matching.
-  if (message.find(schedule::kEnvelopeField)) return classifySchedule(message);
+  if (message.find(schedule::kEnvelopeField)) return classifySchedule(message, now);
   Classification what;
   const DecodedMessage decoded = decodeMessage(message, max_event_bytes_);
   if (decoded.kind != DecodedMessage::Kind::kEvent) {
@@ -74,7 +87,7 @@ Classification RegistryCatalog::classify(const invocation::Message& message, Wal
   return what;
 }
 
-Classification RegistryCatalog::classifySchedule(const invocation::Message& message) {
+Classification RegistryCatalog::classifySchedule(const invocation::Message& message, WallTime now) {
   const std::shared_ptr<const app::Snapshot> snapshot = registry_.snapshot();
   const ScheduleAdmission admission = admitSchedule(*snapshot, message, max_event_bytes_);
   Classification what;
@@ -91,8 +104,36 @@ Classification RegistryCatalog::classifySchedule(const invocation::Message& mess
         what.reason = holdReason(*entry);
         return what;
       }
+      // A worker on another version of the template may know it (a rolling deploy): it is left
+      // to one of those for a while, as an event whose handler this worker does not know.
+      const std::optional<WallTime> published = publishedAt(message.id);
+      if (published && now < *published + checks_.unknown_hold) {
+        what.kind = Classification::Kind::kHold;
+        what.reason = "schedule " + admission.occurrence->app + "/" +
+                      admission.occurrence->schedule + " is not known on this worker (" +
+                      admission.reason + "): left pending for a worker that knows it until " +
+                      formatRfc3339(*published + checks_.unknown_hold);
+        return what;
+      }
       what.kind = Classification::Kind::kObsolete;
       if (admission.occurrence) what.app = admission.occurrence->app;
+      return what;
+    }
+    case ScheduleAdmission::Verdict::kNotAFiring: {
+      // A firing of the cron the publishing worker had (an edit, or a replica on another
+      // version) when its dedupe key proves Relay published it as this very entry.
+      Result<bool> proven = checks_.published
+                                ? checks_.published->publishedAs(*admission.occurrence, message.id)
+                                : Result<bool>(false);
+      if (!proven.ok()) {
+        what.kind = Classification::Kind::kHold;
+        what.reason = "cannot tell whether Relay published this occurrence of another cron (" +
+                      proven.error().message + ")";
+        return what;
+      }
+      if (*proven) break;
+      what.kind = Classification::Kind::kBadSchedule;
+      what.dlq_event = admission.dlq_event;
       return what;
     }
     case ScheduleAdmission::Verdict::kMalformed:

@@ -86,9 +86,12 @@ ScheduleAdmission admitSchedule(const app::Snapshot& snapshot, const invocation:
   }
 
   if (!schedule::isFireTime(found->cron, found->time_zone, occurrence->scheduled_at)) {
-    return malformed(std::move(admission), "scheduled_at " + occurrence->scheduledAtText() +
-                                               " is not a firing of cron \"" + found->cron_text +
-                                               "\" in " + found->time_zone.name());
+    admission =
+        malformed(std::move(admission), "scheduled_at " + occurrence->scheduledAtText() +
+                                            " is not a firing of cron \"" + found->cron_text +
+                                            "\" in " + found->time_zone.name());
+    admission.verdict = Verdict::kNotAFiring;
+    return admission;
   }
   admission.verdict = Verdict::kRun;
   return admission;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <memory>
 
-#include "invocation/keys.h"
+#include "catalog/publication_check.h"
 
 namespace relay::catalog {
 namespace {
@@ -39,11 +39,11 @@ SchedulePublisher::SchedulePublisher(PublisherSettings settings, redis::Endpoint
       logger_(logger),
       clock_(clock),
       script_(kPublish),
-      planner_(settings_.catch_up_window) {}
+      planner_(settings_.catch_up_window, settings_.recheck_window,
+               settings_.recheck_per_schedule) {}
 
 std::string SchedulePublisher::dedupeKey(const schedule::Occurrence& occurrence) const {
-  return invocation::StreamKeys{settings_.stream, ""}.prefix() + "occ:" + occurrence.app + ":" +
-         occurrence.schedule + ":" + occurrence.scheduledAtText();
+  return occurrenceKey(settings_.stream, occurrence);
 }
 
 redis::Result<std::optional<std::string>> SchedulePublisher::publish(
@@ -66,10 +66,63 @@ redis::Result<std::optional<std::string>> SchedulePublisher::publish(
   return std::optional<std::string>(std::string(*text));
 }
 
+bool SchedulePublisher::recheck(redis::Connection& redis, const app::Snapshot& snapshot,
+                                PublishRound& round) {
+  const std::vector<schedule::RecentOccurrence> recent = planner_.recent();
+  if (recent.empty()) return true;
+  std::vector<std::string> exists = {"EXISTS"};
+  std::vector<schedule::Occurrence> occurrences;
+  for (const schedule::RecentOccurrence& dealt : recent) {
+    const std::size_t slash = dealt.key.find('/');
+    occurrences.push_back(
+        {dealt.key.substr(0, slash), dealt.key.substr(slash + 1), dealt.scheduled_at});
+    exists.push_back(dedupeKey(occurrences.back()));
+  }
+  auto present = redis.command(exists);
+  auto count = present.ok() ? present->integer() : redis::Result<long long>(present.error());
+  if (!count.ok()) {
+    metrics_.countRedisError("schedule_publish");
+    logger_.warn("checking recent schedule occurrences failed", {{"error", count.error().message}});
+    return false;
+  }
+  if (*count == static_cast<long long>(occurrences.size())) return true;
+  // Some were lost (a failover or a restart undid them): the publish script puts back exactly
+  // the ones whose key is missing, and is a no-op for the others.
+  for (const schedule::Occurrence& occurrence : occurrences) {
+    const app::AppEntry* entry = snapshot.find(occurrence.app);
+    const app::Schedule* found =
+        entry && entry->app ? entry->app->findSchedule(occurrence.schedule) : nullptr;
+    if (found == nullptr) continue;  // removed since: nothing to run it any more
+    auto published = publish(redis, occurrence, found->payload_json);
+    if (!published.ok()) {
+      metrics_.countRedisError("schedule_publish");
+      logger_.warn("publishing a schedule occurrence failed",
+                   {{"app", occurrence.app},
+                    {"schedule", occurrence.schedule},
+                    {"scheduled_at", occurrence.scheduledAtText()},
+                    {"error", published.error().message}});
+      return false;
+    }
+    if (!published->has_value()) continue;
+    ++round.republished;
+    metrics_.countScheduleRepublished();
+    logger_.warn("schedule occurrence lost by redis published again",
+                 {{"app", occurrence.app},
+                  {"schedule", occurrence.schedule},
+                  {"scheduled_at", occurrence.scheduledAtText()},
+                  {"message_id", **published}});
+  }
+  return true;
+}
+
 PublishRound SchedulePublisher::publishDue(redis::Connection& redis) {
   PublishRound round;
   const std::shared_ptr<const app::Snapshot> snapshot = registry_.snapshot();
   planner_.beginRound(clock_.now());
+  if (!recheck(redis, *snapshot, round)) {
+    round.complete = false;
+    return round;
+  }
   for (const app::AppEntry& entry : snapshot->apps()) {
     // A loaded app keeps publishing while unavailable: its occurrences wait in the PEL.
     if (!entry.app) continue;
@@ -93,7 +146,7 @@ PublishRound SchedulePublisher::publishDue(redis::Connection& redis) {
         round.complete = false;
         return round;
       }
-      planner_.markDone(key);
+      planner_.markDone(key, *due);
       if (published->has_value()) {
         ++round.published;
         fields.emplace_back("message_id", **published);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -26,6 +27,11 @@ struct PublisherSettings {
   /// an occurrence again that another worker (or this one, before a restart) already did.
   std::chrono::milliseconds dedupe_ttl = std::chrono::hours(48);
   std::chrono::minutes catch_up_window = std::chrono::hours(24);
+  /// How long (in complete rounds' time) an occurrence this worker dealt with is rechecked, and
+  /// at most how many per schedule (docs/schedules.md "Failover"): longer than a failover takes
+  /// to be noticed and finished, so the first round on the new master sees what it lost.
+  std::chrono::minutes recheck_window = std::chrono::minutes(10);
+  std::size_t recheck_per_schedule = 10;
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{5'000};
   /// The longest a waiting run() sleeps before it reads the wall clock again, so a clock set
@@ -37,14 +43,17 @@ struct PublisherSettings {
 struct PublishRound {
   int published = 0;     // new stream entries
   int duplicates = 0;    // occurrences another worker (or an earlier round) had published
+  int republished = 0;   // recent occurrences Redis had lost, published again
   bool complete = true;  // false: Redis failed and the round was abandoned
 };
 
 /// Publishes the occurrences of every loaded schedule to the stream (docs/schedules.md
 /// "Publication"): each worker evaluates every schedule once a minute, and one Lua script per due
 /// occurrence sets its dedupe key `relay:<stream>:occ:<app>:<schedule>:<scheduled-at>` and XADDs
-/// only if the key was new, so N workers publish each occurrence exactly once. One per worker, on
-/// its own thread.
+/// only if the key was new, so N workers publish each occurrence exactly once. Each round first
+/// checks with one EXISTS that the dedupe keys of the occurrences it dealt with recently are still
+/// there, and publishes again the ones a failover undid (docs/schedules.md "Failover"). One per
+/// worker, on its own thread.
 class SchedulePublisher {
  public:
   SchedulePublisher(PublisherSettings settings, redis::Endpoint endpoint,
@@ -74,6 +83,8 @@ class SchedulePublisher {
 
  private:
   void sleepUntil(WallTime when);
+  /// The recheck of a round: false when Redis failed (the round is abandoned).
+  bool recheck(redis::Connection& redis, const app::Snapshot& snapshot, PublishRound& round);
 
   PublisherSettings settings_;
   redis::Endpoint endpoint_;

@@ -2,6 +2,7 @@
 
 #include <utility>
 
+#include "catalog/message_decoder.h"
 #include "common/whole_number.h"
 
 namespace relay::dlq {
@@ -18,10 +19,7 @@ Entry Entry::from(invocation::Message record) {
   Entry entry;
   entry.record = std::move(record);
   entry.handler_attempts = leadingWholeNumber<long long>(entry.record.valueOf("handler_attempts"));
-  const std::string* app = entry.record.find("app");
-  const std::string* handler = entry.record.find("handler");
-  const bool names_handler = app != nullptr && handler != nullptr && !app->empty() &&
-                             !handler->empty() && *app != "-" && *handler != "-";
+  const bool names_handler = entry.namesHandler();
   if (const std::string* recorded = entry.record.find("kind")) {
     // An unknown kind (a newer Relay's) is not replayable either, and neither is a `handler`
     // entry that names no handler.
@@ -34,13 +32,35 @@ Entry Entry::from(invocation::Message record) {
   return entry;
 }
 
+bool Entry::namesHandler() const {
+  const std::string* app_name = record.find("app");
+  const std::string* handler_name = record.find("handler");
+  return app_name != nullptr && handler_name != nullptr && !app_name->empty() &&
+         !handler_name->empty() && *app_name != "-" && *handler_name != "-";
+}
+
 bool Entry::replayable() const {
-  return kind == DlqKind::kHandler || (kind == DlqKind::kOperator && !app().empty() &&
-                                       !handler().empty() && app() != "-" && handler() != "-");
+  return refusal() == std::nullopt;
 }
 
 std::optional<std::string> Entry::refusal() const {
-  if (replayable()) return std::nullopt;
+  if (kind == DlqKind::kHandler) return std::nullopt;
+  // An invocation an operator dead-lettered (relay pending dead-letter) names its handler when
+  // the message had a plan: that handler can run it again.
+  if (kind == DlqKind::kOperator && namesHandler()) return std::nullopt;
+  if (kind == DlqKind::kSchedule && namesHandler()) {
+    // An occurrence set apart before it ran (an edited cron, a payload that disagrees with its
+    // envelope) whose schedule was known: its handler can run it, as any replay, with the
+    // recorded event, provided that is one (a JSON object, not an oversized one's summary).
+    const invocation::Message recorded{id(), {{"event", std::string(event())}}};
+    if (catalog::decodeMessage(recorded, catalog::kMaxEventBytesCeiling).kind ==
+        catalog::DecodedMessage::Kind::kEvent) {
+      return std::nullopt;
+    }
+    return "entry " + id() + " records a schedule occurrence (" + shortened(reason()) +
+           ") whose recorded event is not a JSON object its handler could read: there is "
+           "nothing to replay; inspect it and remove it";
+  }
   const std::string what = kind == DlqKind::kOversized  ? "an oversized message"
                            : kind == DlqKind::kSchedule ? "a malformed schedule occurrence"
                            : kind == DlqKind::kPoison   ? "a message its workers died holding"

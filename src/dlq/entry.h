@@ -45,11 +45,16 @@ struct Entry {
   /// The last attempt's output tail, or null when none was recorded.
   const std::string* outputTail() const { return record.find("output_tail"); }
 
-  /// A kHandler entry, or a kOperator entry that names an app and a handler (an invocation an
-  /// operator dead-lettered): there is a handler to run again.
+  /// Whether the entry names an app and a handler (neither empty nor `-`).
+  bool namesHandler() const;
+
+  /// Whether there is a handler to run again: a kHandler entry; a kOperator entry that names a
+  /// handler (an invocation an operator dead-lettered); a kSchedule entry that names a handler
+  /// (its schedule was known when the occurrence was set apart: docs/schedules.md "Rolling
+  /// deploys and cron edits") whose recorded event is a JSON object.
   bool replayable() const;
-  /// Why the entry cannot be replayed whatever the apps are (it never reached a handler), in
-  /// one line for people; nullopt for a replayable() entry.
+  /// Why the entry cannot be replayed whatever the apps are (it never reached a handler and
+  /// names none it could reach), in one line for people; nullopt for a replayable() entry.
   std::optional<std::string> refusal() const;
 };
 

@@ -15,6 +15,11 @@ std::string StreamKeys::stats() const { return prefix() + "stats"; }
 std::string StreamKeys::due() const { return prefix() + "due:" + group; }
 
 std::string StreamKeys::appTemplate(std::string_view app) const {
+  // An app name holds no ':', so the last segment is the app whatever the group's name.
+  return prefix() + "apps:" + group + ":" + std::string(app);
+}
+
+std::string StreamKeys::legacyAppTemplate(std::string_view app) const {
   return prefix() + "apps:" + std::string(app);
 }
 

@@ -22,9 +22,13 @@ struct StreamKeys {
   /// `relay:<stream>:due:<group>`: the due-retry index, a sorted set of message ids scored by
   /// the earliest next_attempt_at (Redis time, ms) of their failed invocations.
   std::string due() const;
-  /// `relay:<stream>:apps:<app>`: the app's last valid template, for a worker started while
-  /// its local template is invalid.
+  /// `relay:<stream>:apps:<group>:<app>`: the app's last valid template as a worker of this
+  /// group loaded it, for a worker of the group started while its local template is invalid.
+  /// Per group: two groups on one stream are two deployments, each with its own templates.
   std::string appTemplate(std::string_view app) const;
+  /// `relay:<stream>:apps:<app>`: where Relay kept templates per stream before they were kept
+  /// per group; read when the group's own key is missing, for one release (docs/apps.md).
+  std::string legacyAppTemplate(std::string_view app) const;
   /// `relay:<stream>:paused:<group>`: the set of paused apps (paused_apps.h reads and writes
   /// it); per group, since two groups on one stream are two deployments.
   std::string paused() const;

@@ -62,6 +62,9 @@ Metrics::Metrics() {
   declare("relay_missing_payload_total", "counter",
           "Reclaimed PEL entries whose stream body no longer existed (data loss).");
   declare("relay_reclaimed_total", "counter", "Messages reclaimed from idle consumers.");
+  declare("relay_schedule_republished_total", "counter",
+          "Schedule occurrences Redis lost after they were published (a failover), published "
+          "again.");
   declare("relay_inflight_invocations", "gauge", "Handler invocations running now.");
   declare("relay_pending_messages", "gauge", "Messages of the group still pending (PEL size).");
   declare("relay_redis_errors_total", "counter", "Failed Redis operations, by operation.");
@@ -87,6 +90,7 @@ Metrics::Metrics() {
   families_["relay_group_recreated_total"].series[{}] = 0;
   families_["relay_missing_payload_total"].series[{}] = 0;
   families_["relay_reclaimed_total"].series[{}] = 0;
+  families_["relay_schedule_republished_total"].series[{}] = 0;
   families_["relay_inflight_invocations"].series[{}] = 0;
   families_["relay_redis_reconnects_total"].series[{}] = 0;
   families_["relay_redis_failovers_total"].series[{}] = 0;
@@ -149,6 +153,8 @@ void Metrics::countDlqEntry(std::string_view reason) {
 }
 
 void Metrics::countMissingPayload() { add("relay_missing_payload_total", {}, 1); }
+
+void Metrics::countScheduleRepublished() { add("relay_schedule_republished_total", {}, 1); }
 
 void Metrics::countReclaimed(long long messages) {
   add("relay_reclaimed_total", {}, static_cast<double>(messages));

@@ -31,6 +31,7 @@ class Metrics {
   // relay_dlq_entries_total{reason}: handler, malformed, oversized, schedule.
   void countDlqEntry(std::string_view reason);
   void countMissingPayload();                            // relay_missing_payload_total
+  void countScheduleRepublished();                       // relay_schedule_republished_total
   void countReclaimed(long long messages);               // relay_reclaimed_total
   void addInflight(int delta);                           // relay_inflight_invocations
   void setPending(long long messages);                   // relay_pending_messages

@@ -207,13 +207,27 @@ Result<ChildProcess::Termination> ChildProcess::reap() {
 
 Result<ChildProcess::Termination> ChildProcess::supervise(
     std::string_view input, LineSplitter& out, LineSplitter& err, Clock& clock,
-    std::chrono::milliseconds timeout, const std::function<void(int)>& signal_tree) {
+    std::chrono::milliseconds timeout, const std::function<void(int)>& signal_tree,
+    const SideChannel* side) {
   using std::chrono::milliseconds;
   // A handler that ignores stdin makes the write fail with EPIPE instead of killing Relay.
   const SigpipeGuard no_sigpipe;
   for (const UniqueFd* fd : {&stdin_fd_, &stdout_fd_, &stderr_fd_}) {
     ::fcntl(fd->get(), F_SETFL, ::fcntl(fd->get(), F_GETFL) | O_NONBLOCK);
   }
+  int side_fd = side != nullptr ? side->fd : -1;
+  if (side_fd >= 0) ::fcntl(side_fd, F_SETFL, ::fcntl(side_fd, F_GETFL) | O_NONBLOCK);
+  std::array<char, 64 * 1024> buffer;  // not zeroed: 64 KiB of memset per invocation otherwise
+  // One read of the side channel; at EOF or an error it is watched no more.
+  const auto readSide = [&] {
+    const ssize_t n = ::read(side_fd, buffer.data(), buffer.size());
+    if (n > 0) {
+      side->on_data({buffer.data(), static_cast<std::size_t>(n)});
+    } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+      side_fd = -1;
+    }
+    return n > 0;
+  };
   if (input.empty()) stdin_fd_.reset();
   const MonoTime start = clock.monotonicNow();
   const MonoTime term_at = start + timeout;
@@ -222,7 +236,6 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
   MonoTime drain_until{};  // after exit: how long pipes held by escaped descendants are read
   bool term_sent = false;
   bool kill_sent = false;
-  std::array<char, 64 * 1024> buffer;  // not zeroed: 64 KiB of memset per invocation otherwise
 
   while (!exited || stdout_fd_.valid() || stderr_fd_.valid()) {
     const MonoTime now = clock.monotonicNow();
@@ -241,11 +254,12 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
       signal_tree(SIGKILL);
       kill_sent = true;
     }
-    std::array<pollfd, 4> fds{};
+    std::array<pollfd, 5> fds{};
     nfds_t count = 0;
     const auto watch = [&](const UniqueFd& fd, short events) {
       if (fd.valid()) fds[count++] = {fd.get(), events, 0};
     };
+    if (side_fd >= 0) fds[count++] = {side_fd, POLLIN, 0};  // first: read before the output
     watch(stdin_fd_, POLLOUT);
     watch(stdout_fd_, POLLIN);
     watch(stderr_fd_, POLLIN);
@@ -260,7 +274,9 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
     for (nfds_t i = 0; i < count && ready > 0; ++i) {
       if (fds[i].revents == 0) continue;
       const int fd = fds[i].fd;
-      if (fd == pidfd_.get()) {
+      if (fd == side_fd) {
+        (void)readSide();
+      } else if (fd == pidfd_.get()) {
         exited = true;
         drain_until = clock.monotonicNow() + kKillGrace;
         // One-shot: descendants left behind (daemonised children holding our pipes) die too.
@@ -281,6 +297,9 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
         }
       }
     }
+  }
+  // What the side channel still holds (written just before the end).
+  while (side_fd >= 0 && readSide()) {
   }
   stdin_fd_.reset();
   auto termination = reap();

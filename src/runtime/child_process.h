@@ -57,12 +57,22 @@ class ChildProcess {
     bool timed_out = false;
   };
 
+  /// A descriptor supervise() reads besides stdout and stderr (a sandbox's start report):
+  /// `on_data` gets what each read returned, always before the output that poll round found,
+  /// so nothing the child wrote to stdout or stderr after writing here is seen first. Read until
+  /// EOF or the end of supervise(); not owned.
+  struct SideChannel {
+    int fd = -1;
+    std::function<void(std::string_view)> on_data;
+  };
+
   /// Writes `input` to stdin then closes it, forwards stdout/stderr line by line, and waits for
   /// the child to exit. At `timeout` calls signal_tree(SIGTERM), 2 s later signal_tree(SIGKILL).
   /// After the child exits, remaining descendants are killed via signal_tree(SIGKILL). Blocks.
   Result<Termination> supervise(std::string_view input, LineSplitter& out, LineSplitter& err,
                                 Clock& clock, std::chrono::milliseconds timeout,
-                                const std::function<void(int)>& signal_tree);
+                                const std::function<void(int)>& signal_tree,
+                                const SideChannel* side = nullptr);
 
   /// Sends `signal` to the child's process group.
   void signalGroup(int signal) const;

@@ -57,15 +57,25 @@ const fnName = handler.slice(dot + 1);
 // and imports what the bootstrap above needs ahead of demand, then reads the hand-over
 // (src/runtime/handover.h) from fd 0 unbuffered, byte-exact, so the event stays for the
 // handler. It takes the handed environment as its own and runs the handed `python3 -c <code>
-// args...` command's code as __main__ would; any other command is exec'd as it is.
+// args...` command's code as __main__ would; any other command is exec'd as it is. Like
+// relay-launcher it reports on fd 4 (kStatusFd): `started` before the handed code runs, or
+// `refused: <why>` for a hand-over it cannot take (docs/runtimes.md "Set-up failures").
 constexpr const char* kPythonWarmBootstrap = R"PY(
 import asyncio, importlib, inspect, json, os, sys, traceback
+def _report(text):
+    try:
+        os.write(4, text)
+    except OSError:
+        pass
+def _refuse(why):
+    _report(b"refused: " + why.encode() + b"\n")
+    sys.exit("relay: " + why)
 def _read(n):
     data = b""
     while len(data) < n:
         chunk = os.read(0, n - len(data))
         if not chunk:
-            sys.exit("relay: hand-over cut short")
+            _refuse("hand-over cut short")
         data += chunk
     return data
 def _handover():
@@ -76,20 +86,27 @@ def _handover():
             os._exit(0)
         line += c
         if len(line) > 96:
-            sys.exit("relay: malformed hand-over")
+            _refuse("malformed hand-over")
     parts = line.split()
     if len(parts) != 5 or parts[:2] != [b"RELAY-HANDOVER", b"1"]:
-        sys.exit("relay: malformed hand-over")
+        _refuse("malformed hand-over")
     argc, envc, size = int(parts[2]), int(parts[3]), int(parts[4])
+    if size > 4 << 20:
+        _refuse("malformed hand-over: payload too large")
     strings = _read(size).split(b"\0")[:-1] if size else []
     if argc == 0 or len(strings) != argc + envc:
-        sys.exit("relay: malformed hand-over")
+        _refuse("malformed hand-over")
     return strings[:argc], strings[argc:]
 _argv, _env = _handover()
 os.environb.clear()
 for _var in _env:
     _key, _, _value = _var.partition(b"=")
     os.environb[_key] = _value
+_report(b"started\n")
+try:
+    os.close(4)
+except OSError:
+    pass
 if _argv[:2] != [b"python3", b"-c"] or len(_argv) < 3:
     os.execvpe(_argv[0], _argv, os.environ)
 sys.argv = ["-c"] + [a.decode("utf-8", "surrogateescape") for a in _argv[3:]]
@@ -98,15 +115,22 @@ exec(_code, {"__name__": "__main__", "__builtins__": __builtins__})
 )PY";
 
 // The same for node: `node -e` starts ahead of demand, reads the hand-over synchronously from
-// fd 0, replaces process.env and process.argv, and evaluates the handed `node -e <code>` code.
+// fd 0, replaces process.env and process.argv, reports on fd 4, and evaluates the handed
+// `node -e <code>` code.
 constexpr const char* kNodeWarmBootstrap = R"JS(
 const relayFs = require("fs");
+const relayReport = (text) => { try { relayFs.writeSync(4, text); } catch (e) {} };
+const relayRefuse = (why) => {
+  relayReport("refused: " + why + "\n");
+  console.error("relay: " + why);
+  process.exit(127);
+};
 const relayRead = (n) => {
   const buf = Buffer.alloc(n);
   let got = 0;
   while (got < n) {
     const r = relayFs.readSync(0, buf, got, n - got, null);
-    if (r === 0) { console.error("relay: hand-over cut short"); process.exit(127); }
+    if (r === 0) relayRefuse("hand-over cut short");
     got += r;
   }
   return buf;
@@ -117,10 +141,11 @@ for (;;) {
   if (relayFs.readSync(0, b, 0, 1, null) === 0) process.exit(0);
   if (b[0] === 10) break;
   relayLine += String.fromCharCode(b[0]);
-  if (relayLine.length > 96) { console.error("relay: malformed hand-over"); process.exit(127); }
+  if (relayLine.length > 96) relayRefuse("malformed hand-over");
 }
 const relayParts = relayLine.split(" ");
 const [relayArgc, relayEnvc, relaySize] = relayParts.slice(2).map(Number);
+if (relaySize > 4 * 1024 * 1024) relayRefuse("malformed hand-over: payload too large");
 const relayStrings = [];
 if (relaySize > 0) {
   const payload = relayRead(relaySize);
@@ -131,14 +156,15 @@ if (relaySize > 0) {
 const relayArgv = relayStrings.slice(0, relayArgc);
 if (relayParts.length !== 5 || relayParts[0] !== "RELAY-HANDOVER" || relayParts[1] !== "1" ||
     relayStrings.length !== relayArgc + relayEnvc || relayArgv[0] !== "node" || relayArgv[1] !== "-e") {
-  console.error("relay: malformed hand-over");
-  process.exit(127);
+  relayRefuse("malformed hand-over");
 }
 for (const key of Object.keys(process.env)) delete process.env[key];
 for (const v of relayStrings.slice(relayArgc)) {
   const eq = v.indexOf("=");
   process.env[v.slice(0, eq)] = v.slice(eq + 1);
 }
+relayReport("started\n");
+try { relayFs.closeSync(4); } catch (e) {}
 process.argv.splice(1, process.argv.length - 1, ...relayArgv.slice(3));
 eval(relayArgv[2]);
 )JS";

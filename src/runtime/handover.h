@@ -33,6 +33,14 @@ Result<HandoverHeader> decodeHandoverHeader(std::string_view line);
 /// match or argv is empty.
 Result<Handover> decodeHandoverPayload(const HandoverHeader& header, std::string_view payload);
 
+/// The descriptor on which a sandbox's first program (relay-launcher, a warm interpreter's
+/// bootstrap) reports to Relay (docs/runtimes.md "Set-up failures"): kStartedReport once it runs
+/// the handed command (nothing else of it ran before), or kRefusedReport and why, on one line,
+/// when it will not. Nothing else is written there; the handler never has it open.
+inline constexpr int kStatusFd = 4;
+inline constexpr std::string_view kStartedReport = "started\n";
+inline constexpr std::string_view kRefusedReport = "refused: ";
+
 /// The longest header line a reader needs to accept.
 inline constexpr std::size_t kMaxHandoverHeader = 96;
 /// The largest payload a reader accepts (argv + environment).

@@ -1,6 +1,7 @@
 #include "schedule/occurrence_planner.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "schedule/next_fire.h"
 
@@ -33,11 +34,35 @@ std::optional<WallTime> OccurrencePlanner::due(const std::string& key, const Cro
   return latestFireTime(cron, zone, lower, now_);
 }
 
-void OccurrencePlanner::markDone(const std::string& key) { schedules_[key] = now_; }
+void OccurrencePlanner::markDone(const std::string& key, std::optional<WallTime> occurrence) {
+  schedules_[key] = now_;
+  if (!occurrence || recheck_per_schedule_ == 0) return;
+  std::deque<RecentOccurrence>& recent = recent_[key];
+  recent.push_back({key, *occurrence, now_});
+  while (recent.size() > recheck_per_schedule_) recent.pop_front();
+}
 
 void OccurrencePlanner::endRound() {
   std::erase_if(schedules_, [&](const auto& schedule) { return !seen_.count(schedule.first); });
+  for (auto schedule = recent_.begin(); schedule != recent_.end();) {
+    std::deque<RecentOccurrence>& recent = schedule->second;
+    while (!recent.empty() && recent.front().dealt_at < now_ - recheck_window_) {
+      recent.pop_front();
+    }
+    const bool drop = recent.empty() || !seen_.count(schedule->first);
+    schedule = drop ? recent_.erase(schedule) : std::next(schedule);
+  }
   previous_round_ = now_;
+}
+
+std::vector<RecentOccurrence> OccurrencePlanner::recent() const {
+  std::vector<RecentOccurrence> found;
+  for (const auto& [key, recent] : recent_) {
+    for (const RecentOccurrence& occurrence : recent) {
+      if (occurrence.dealt_at >= now_ - catch_up_window_) found.push_back(occurrence);
+    }
+  }
+  return found;
 }
 
 std::optional<WallTime> OccurrencePlanner::watermark(const std::string& key) const {

@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <string>
 #include <thread>
 
 #include "app/watcher.h"
@@ -115,7 +117,11 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   store.consumer = config.consumer;
   store.retention = config.invocation_retention;
   w.limiter_ = std::make_unique<invocation::ConcurrencyLimiter>(config.max_concurrency);
-  w.catalog_ = std::make_unique<catalog::RegistryCatalog>(*w.registry_, config.max_event_bytes);
+  w.publications_ = std::make_unique<catalog::RedisPublicationCheck>(config.redis, config.stream);
+  catalog::OccurrenceChecks occurrences = w.internals_.occurrences;
+  occurrences.published = w.publications_.get();
+  w.catalog_ =
+      std::make_unique<catalog::RegistryCatalog>(*w.registry_, config.max_event_bytes, occurrences);
   if (config.tracing) {
     // docs/tracing.md: spans continue the producer's trace, handlers get TRACEPARENT.
     auto tracer =
@@ -228,10 +234,14 @@ void Worker::watchApps() {
                  {{"apps", config_.apps.string()}, {"error", watcher.error().message}});
   }
   MonoTime next_refresh = clock_.monotonicNow() + internals_.availability_refresh;
+  MonoTime next_keeper_retry = clock_.monotonicNow() + internals_.kept_template_retry;
   while (!stopping_) {
+    // While the keeper owes something (Redis was down) it is retried every few seconds.
+    const MonoTime wake =
+        keeper_->owed() ? std::min(next_refresh, next_keeper_retry) : next_refresh;
     // Without the eventfd (the kernel refused one) a stop is noticed within half a second.
     const auto until_refresh = std::clamp(
-        std::chrono::ceil<std::chrono::milliseconds>(next_refresh - clock_.monotonicNow()),
+        std::chrono::ceil<std::chrono::milliseconds>(wake - clock_.monotonicNow()),
         std::chrono::milliseconds(0),
         stop_fd_.valid() ? internals_.availability_refresh : std::chrono::milliseconds(500));
     if (watcher.ok()) {
@@ -257,12 +267,39 @@ void Worker::watchApps() {
       (void)::poll(&stop, 1,
                    static_cast<int>(std::min<std::int64_t>(until_refresh.count(), 60'000)));
     }
+    if (clock_.monotonicNow() >= next_keeper_retry) {
+      if (keeper_->owed()) retryKeeper();
+      next_keeper_retry = clock_.monotonicNow() + internals_.kept_template_retry;
+    }
     if (clock_.monotonicNow() >= next_refresh) {
       // The runtime's state changes outside the apps root (image loaded, daemon started).
       if (registry_->refreshAvailability()) logger_.info("app availability changed");
       next_refresh = clock_.monotonicNow() + internals_.availability_refresh;
     }
   }
+}
+
+void Worker::retryKeeper() {
+  (void)keeper_->retryKeeps();
+  const std::set<std::string> apps = keeper_->owedRecalls();
+  if (apps.empty()) return;
+  // An app whose template was invalid when Redis could not be asked: reloading it recalls its
+  // kept template, which gives its rules (and every other app's events their classification).
+  const app::ReloadReport report = registry_->reload(apps);
+  bool recalled = false;
+  for (const std::string& name : apps) {
+    if (keeper_->owedRecalls().contains(name)) continue;
+    const app::AppEntry* entry = registry_->snapshot()->find(name);
+    recalled = recalled || (entry && entry->app);
+    logger_.info(entry && entry->app ? "app rules recalled from redis"
+                                     : "no kept template in redis for the app",
+                 {{"app", name}});
+  }
+  for (const auto* names : {&report.updated, &report.invalid, &report.removed}) {
+    for (const std::string& name : *names) runtime_->forget(name);
+  }
+  // What this worker left pending unclassified meanwhile runs now, not at the next sweep.
+  if (recalled) consumer_->redriveSoon();
 }
 
 void Worker::run() {

@@ -44,8 +44,12 @@ struct WorkerInternals {
   /// Called for every delivery before it is processed (a test seam: relay_test_worker makes a
   /// poison message with it, docs/pipeline.md "Poison messages"); the binary sets none.
   std::function<void(const invocation::Message&)> on_message;
-  HousekeepingSettings housekeeping;     // pending gauge, readiness, retention
-  catalog::PublisherSettings schedules;  // the stream is taken from the config
+  /// How often kept templates that could not be fetched or kept for want of Redis are tried
+  /// again (docs/apps.md "Loaded, available, and reloads").
+  std::chrono::milliseconds kept_template_retry{2'000};
+  HousekeepingSettings housekeeping;      // pending gauge, readiness, retention
+  catalog::PublisherSettings schedules;   // the stream is taken from the config
+  catalog::OccurrenceChecks occurrences;  // the publication check is the worker's own
   PauseSettings pauses;
 };
 
@@ -80,6 +84,8 @@ class Worker {
  private:
   Worker(const config::WorkerConfig& config, std::ostream& log, Clock& clock, Random& random);
   void watchApps();
+  /// What the template keeper owes: keeps again, reloads the apps whose recall failed.
+  void retryKeeper();
   /// Binds RELAY_HTTP_ADDR and registers the endpoints; serving starts in run().
   Status serveEndpoints();
 
@@ -92,6 +98,7 @@ class Worker {
   std::unique_ptr<PauseWatcher> pauses_;         // before the registry: its availability asks it
   std::unique_ptr<app::Registry> registry_;
   std::unique_ptr<invocation::ConcurrencyLimiter> limiter_;
+  std::unique_ptr<catalog::RedisPublicationCheck> publications_;  // before the catalog using it
   std::unique_ptr<catalog::RegistryCatalog> catalog_;
   /// The span exporter when OTEL_* turn tracing on (docs/tracing.md); null otherwise. Before the
   /// observer that uses it, so that it is destroyed (and flushes) after the message threads.

@@ -1,14 +1,18 @@
-// relay-launcher: the first program of a prewarmed sandbox (docs/runtimes.md "Prewarmed
-// sandboxes"). bwrap starts it ahead of demand; it waits on stdin for the hand-over (the
-// handler's argv and complete environment, src/runtime/handover.h), then leaves only stdin,
-// stdout and stderr open and execs the handler, whose stdin is the rest of the pipe: the event,
-// then EOF. Without a hand-over (stdin closed: the sandbox was dropped unused) it exits 0.
+// relay-launcher: the first program of every sandbox that runs an exec handler (docs/runtimes.md
+// "Prewarmed sandboxes", "Set-up failures"). bwrap starts it, ahead of demand or for the
+// invocation at hand; it waits on stdin for the hand-over (the handler's argv and complete
+// environment, src/runtime/handover.h), reports `started` on the status descriptor, then leaves
+// only stdin, stdout and stderr open and execs the handler, whose stdin is the rest of the pipe:
+// the event, then EOF. A hand-over it cannot take is refused on the status descriptor (and on
+// stderr), exit 127, before anything of the handler's ran: Relay then knows the handler never
+// started. Without a hand-over (stdin closed: the sandbox was dropped unused) it exits 0.
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/child_setup.h"
@@ -63,7 +67,20 @@ std::string resolve(const std::string& name, const std::vector<std::string>& env
   return name;
 }
 
+// Writes all of `text` to the status descriptor; a sandbox started without one (a probe) has
+// nobody to tell.
+void report(std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(kStatusFd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// The handler never started: said on the status descriptor, for Relay, and on stderr.
 int refuse(const std::string& message) {
+  report(std::string(kRefusedReport) + message + "\n");
   std::fprintf(stderr, "relay-launcher: %s\n", message.c_str());
   return 127;
 }
@@ -87,6 +104,13 @@ int main() {
   const std::string executable = resolve(handover->argv[0], handover->env);
   if (!child_setup::markCloexecFrom(3))
     return refuse(std::string("close-on-exec: ") + std::strerror(errno));
+  // From here on it is the handler's: its file failing to execute (a bad interpreter line, not
+  // an executable) is its own failure, charged like any exit, so a broken handler ends in the
+  // DLQ rather than waiting forever.
+  report(kStartedReport);
+  ::close(kStatusFd);
   ::execve(executable.c_str(), argv.data(), envp.data());
-  return refuse("cannot execute " + executable + ": " + std::strerror(errno));
+  std::fprintf(stderr, "relay-launcher: cannot execute %s: %s\n", executable.c_str(),
+               std::strerror(errno));
+  return 127;
 }

@@ -54,7 +54,8 @@ bool bwrapSupports(const std::string& bwrap, std::string_view option, Clock& clo
 }
 
 Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
-                    const SeccompFilter& seccomp, Clock& clock, bool network) {
+                    const SeccompFilter& seccomp, Clock& clock, bool network,
+                    const std::string& launcher) {
   // /usr mounted as the "app", so the command is /app/bin/true: no app of the user involved.
   InvocationSpec spec;
   spec.app = "probe";
@@ -64,7 +65,10 @@ Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
   auto program = seccomp.openProgram();
   if (!program.ok()) return program.error();
   LaunchOptions options;
-  options.argv = sandboxArgv(settings, tools, spec);
+  options.argv = launcher.empty()
+                     ? sandboxArgv(settings, tools, spec)
+                     : sandboxArgv(settings, tools, spec, {"--ro-bind", launcher, kLauncherMount},
+                                   {kLauncherMount});
   options.executable = options.argv.front();
   options.uid = settings.uid;
   options.gid = settings.gid;

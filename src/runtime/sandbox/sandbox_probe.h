@@ -19,12 +19,14 @@ namespace relay::runtime {
 /// Whether `bwrap --help` lists `option` (e.g. --disable-userns, bwrap 0.8+).
 bool bwrapSupports(const std::string& bwrap, std::string_view option, Clock& clock);
 
-/// Starts one sandbox with the real options (seccomp filter included) running /usr/bin/true,
-/// with its own network through pasta when `network`. kUnavailable with bwrap's (or pasta's)
-/// own message when it cannot: no unprivileged user namespaces, no seccomp, an option this
-/// bwrap lacks, no /dev/net/tun for pasta.
+/// Starts one sandbox with the real options (seccomp filter included) running /usr/bin/true, or,
+/// given `launcher`, that relay-launcher bound as in every sandbox (with no hand-over it exits
+/// 0), with its own network through pasta when `network`. kUnavailable with bwrap's (or
+/// pasta's) own message when it cannot: no unprivileged user namespaces, no seccomp, an option
+/// this bwrap lacks, no /dev/net/tun for pasta, a launcher the sandbox user cannot run.
 Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
-                    const SeccompFilter& seccomp, Clock& clock, bool network = false);
+                    const SeccompFilter& seccomp, Clock& clock, bool network = false,
+                    const std::string& launcher = "");
 
 /// Whether the mode of `info` grants `access` (a mask of 4 read, 2 write, 1 search or execute)
 /// to a process of `uid` and `gid` without supplementary groups (the sandbox user), as the

@@ -1,11 +1,15 @@
 #include "runtime/sandbox/sandbox_runtime.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 
+#include "common/duration.h"
 #include "runtime/child_process.h"
 #include "runtime/handler_command.h"
 #include "runtime/handler_resolver.h"
@@ -13,6 +17,7 @@
 #include "runtime/output_lines.h"
 #include "runtime/sandbox/prewarmed_sandbox.h"
 #include "runtime/sandbox/sandbox_probe.h"
+#include "runtime/sandbox/start_gate.h"
 
 namespace relay::runtime {
 namespace {
@@ -82,18 +87,33 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
     return runtime;
   }
   runtime->cgroups_ = std::move(cgroups).value();
-  if (auto probe = probeSandbox(runtime->settings_, runtime->tools_, *runtime->seccomp_, clock);
+  // Every sandbox runs it first: it takes the hand-over and tells Relay the handler started.
+  runtime->launcher_ = findLauncher(runtime->settings_.launcher);
+  if (runtime->launcher_.empty()) {
+    runtime->host_problem_ =
+        "relay-launcher not found " +
+        (runtime->settings_.launcher.empty() ? std::string("beside the relay executable")
+                                             : "at " + runtime->settings_.launcher) +
+        " (it is built and installed with relay: every sandbox runs it first)";
+    return runtime;
+  }
+  if (auto probe = probeSandbox(runtime->settings_, runtime->tools_, *runtime->seccomp_, clock,
+                                /*network=*/false, runtime->launcher_);
       !probe.ok()) {
     runtime->host_problem_ = probe.error().message;
     return runtime;
   }
   runtime->network_problem_ = runtime->checkNetwork(clock);
-  runtime->launcher_ = findLauncher(runtime->settings_.launcher);
-  if (runtime->settings_.prewarm && !runtime->launcher_.empty()) {
+  if (runtime->settings_.prewarm) {
     SandboxRuntime* self = runtime.get();
     runtime->prewarm_ = std::make_unique<PrewarmPool>(
         runtime->settings_.prewarm_settings, clock,
-        [self](const InvocationSpec& spec) { return self->startWarm(spec); });
+        [self](const InvocationSpec& spec) -> Result<std::unique_ptr<WarmSandbox>> {
+          auto sandbox = self->startWarm(spec);
+          if (!sandbox.ok()) return sandbox.error();
+          self->cgroups_->prepare(spec.resources);
+          return std::unique_ptr<WarmSandbox>(std::move(sandbox).value());
+        });
     runtime->prewarm_->startWarmer();
   }
   return runtime;
@@ -106,7 +126,7 @@ std::string SandboxRuntime::checkNetwork(Clock& clock) {
            ": it gives a network: true handler its own network namespace (apt-get install passt)";
   }
   tools_.pasta = *pasta;
-  auto probe = probeSandbox(settings_, tools_, *seccomp_, clock, /*network=*/true);
+  auto probe = probeSandbox(settings_, tools_, *seccomp_, clock, /*network=*/true, launcher_);
   if (probe.ok()) return {};
   // pasta's own message names no cause when the tun device is closed to the sandbox user.
   const std::string tun = tunAccessProblem("/dev/net/tun", settings_.uid, settings_.gid);
@@ -146,13 +166,14 @@ Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(const InvocationSpe
                                                              const InvocationCgroup& cgroup,
                                                              const std::vector<std::string>& extra,
                                                              std::vector<std::string> command,
-                                                             std::vector<std::string> env) const {
+                                                             std::vector<std::string> env,
+                                                             int status_fd) const {
   auto seccomp = seccomp_->openProgram();
   if (!seccomp.ok()) return seccomp.error();
   LaunchOptions options;
   options.argv = sandboxArgv(settings_, tools_, spec, extra, std::move(command));
   options.executable = options.argv.front();
-  options.inherited_fds = {seccomp->get()};  // becomes kSeccompFd
+  options.inherited_fds = {seccomp->get(), status_fd};  // become kSeccompFd and kStatusFd
   options.env = std::move(env);
   options.cgroup_procs_files = cgroup.procsFiles();
   options.cgroup_fd = cgroup.directoryFd();
@@ -165,9 +186,15 @@ Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(const InvocationSpe
   return ChildProcess::spawn(options);
 }
 
-Result<std::unique_ptr<WarmSandbox>> SandboxRuntime::startWarm(const InvocationSpec& spec) {
+Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(const InvocationSpec& spec) {
   auto cgroup = cgroups_->createInvocation(spec.resources);
   if (!cgroup.ok()) return cgroup.error();
+  int status[2];
+  if (::pipe2(status, O_CLOEXEC) != 0) {
+    return Error::unavailable(std::string("pipe2: ") + std::strerror(errno));
+  }
+  UniqueFd status_read(status[0]);
+  const UniqueFd status_write(status[1]);  // the sandbox's copy only, once bwrap has it
   // Nothing of any invocation: the handler's environment arrives with the hand-over. An
   // interpreter starts with the app's env too, which it reads at start-up (PYTHONPATH...).
   InvocationSpec bare = spec;
@@ -179,54 +206,77 @@ Result<std::unique_ptr<WarmSandbox>> SandboxRuntime::startWarm(const InvocationS
   std::vector<std::string> extra;
   if (spec.language == Language::kExec) extra = {"--ro-bind", launcher_, kLauncherMount};
   auto bwrap = launch(spec, **cgroup, extra, warmHandlerCommand(spec.language, kLauncherMount),
-                      std::move(env));
+                      std::move(env), status_write.get());
   if (!bwrap.ok()) return bwrap.error();
-  cgroups_->prepare(spec.resources);
-  return std::unique_ptr<WarmSandbox>(
-      std::make_unique<PrewarmedSandbox>(std::move(cgroup).value(), std::move(bwrap).value()));
+  return std::make_unique<PrewarmedSandbox>(std::move(cgroup).value(), std::move(bwrap).value(),
+                                            std::move(status_read));
 }
 
 Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& output) {
   const Availability available = availability(spec);
   if (!available.available) return Error::unavailable(available.reason);
-  const std::vector<std::string> command = handlerCommand(spec, kAppMount);
   if (std::unique_ptr<WarmSandbox> warm = prewarm_ ? prewarm_->take(spec) : nullptr) {
-    auto& sandbox = static_cast<PrewarmedSandbox&>(*warm);
     ++prewarmed_runs_;
-    // The hand-over is exactly what a cold start execs: the same argv, the same environment.
-    std::string input = encodeHandover({command, environmentOf(spec)});
-    input.append(spec.input);
-    return supervise(spec, sandbox.cgroup(), sandbox.bwrap(), input, output);
+    return supervise(spec, static_cast<PrewarmedSandbox&>(*warm), output);
   }
-  auto cgroup = cgroups_->createInvocation(spec.resources);
-  if (!cgroup.ok()) return cgroup.error();
-  auto child = launch(spec, **cgroup, {}, command, environmentOf(spec));
-  if (!child.ok()) return child.error();
-  auto outcome = supervise(spec, **cgroup, **child, spec.input, output);
+  // Cold: the same sandbox, started for this invocation and handed it at once.
+  auto sandbox = startWarm(spec);
+  if (!sandbox.ok()) return sandbox.error();
+  auto outcome = supervise(spec, **sandbox, output);
   // The next invocation with these limits finds its cgroup made (this one is never reused).
   cgroups_->prepare(spec.resources);
   return outcome;
 }
 
-Result<Outcome> SandboxRuntime::supervise(const InvocationSpec& spec, InvocationCgroup& group,
-                                          ChildProcess& process, std::string_view input,
+Result<Outcome> SandboxRuntime::supervise(const InvocationSpec& spec, PrewarmedSandbox& sandbox,
                                           OutputSink& output) {
+  // The hand-over is what a cold start of the handler would exec: its argv, its environment.
+  std::string input = encodeHandover({handlerCommand(spec, kAppMount), environmentOf(spec)});
+  input.append(spec.input);
+  InvocationCgroup& group = sandbox.cgroup();
+  ChildProcess& process = sandbox.bwrap();
   const MonoTime start = clock_.monotonicNow();
   const std::string prefix = outputPrefix(spec);
-  LineSplitter out(prefix, output);
-  LineSplitter err(prefix, output);
+  // Until the sandbox's first program reports `started`, what it prints is the sandbox's.
+  StartGate gate(output, prefix);
+  LineSplitter out(prefix, gate);
+  LineSplitter err(prefix, gate);
+  const ChildProcess::SideChannel status{sandbox.status(),
+                                         [&gate](std::string_view bytes) { gate.status(bytes); }};
   // The cgroup holds bwrap (under pasta with network) and everything below it, whatever
   // sessions the handler creates. SIGTERM spares the process Relay started and its direct
   // children (bwrap and its namespace init, or pasta and bwrap; an init ignores SIGTERM
   // anyway), so the handler gets its grace period instead of losing its whole pid namespace at
   // once; SIGKILL takes everything.
   const pid_t root_pid = process.pid();
-  // bwrap (or the prewarmed launcher) runs: the handler starts now (docs/runtimes.md).
-  output.started();
+  // The handler's start is the first program's `started` report (StartGate calls
+  // output.started()), not bwrap's: bwrap can still fail to build the sandbox.
   auto termination = process.supervise(
       input, out, err, clock_, spec.timeout,
-      [&group, root_pid](int sig) { group.signalAll(sig, sig == SIGKILL ? -1 : root_pid); });
-  if (!termination.ok()) return termination.error();
+      [&group, root_pid](int sig) { group.signalAll(sig, sig == SIGKILL ? -1 : root_pid); },
+      &status);
+  if (!gate.opened()) {
+    // The handler never ran: bwrap or pasta failed to set the sandbox up, or the first program
+    // refused the hand-over. Not the handler's attempt (docs/runtimes.md "Set-up failures").
+    std::string why = gate.failure();
+    if (!termination.ok()) {
+      why = termination.error().message;
+    } else if (termination->timed_out) {
+      why = "the sandbox did not start within " + formatDuration(spec.timeout) +
+            (why.empty() ? "" : " (" + why + ")");
+    } else if (why.empty()) {
+      why = termination->exited ? "exit " + std::to_string(termination->code)
+                                : "signal " + std::to_string(termination->signal);
+      why += " before the handler started";
+    }
+    return Error::unavailable("sandbox set-up failed: " + why);
+  }
+  if (!termination.ok()) {
+    Outcome lost;
+    lost.reason = "lost the handler: " + termination.error().message;
+    lost.duration = clock_.monotonicNow() - start;
+    return lost;
+  }
   // bwrap reports a handler killed by signal N as exit 128+N.
   if (termination->exited && termination->code > 128 && termination->code < 128 + NSIG) {
     termination->exited = false;

@@ -14,6 +14,7 @@
 #include "runtime/runtime.h"
 #include "runtime/sandbox/bwrap_command.h"
 #include "runtime/sandbox/cgroup.h"
+#include "runtime/sandbox/prewarmed_sandbox.h"
 #include "runtime/sandbox/seccomp_filter.h"
 
 namespace relay::runtime {
@@ -34,7 +35,10 @@ class SandboxRuntime final : public Runtime {
 
   std::string_view name() const override { return "sandbox"; }
   /// Hands the invocation to a prewarmed sandbox of its app when one is ready, else starts a
-  /// sandbox for it; either way one sandbox, one invocation.
+  /// sandbox for it; either way one sandbox, one invocation, and the same hand-over. A sandbox
+  /// whose set-up failed (bwrap, pasta, or a hand-over its first program refused) never started
+  /// the handler: an Error (kUnavailable) with the reason, not an Outcome (docs/runtimes.md
+  /// "Set-up failures").
   Result<Outcome> run(const InvocationSpec& spec, OutputSink& output) override;
   Availability availability(const InvocationSpec& app_spec) const override;
   /// Drops the app's prewarmed sandboxes.
@@ -58,17 +62,19 @@ class SandboxRuntime final : public Runtime {
   std::string checkNetwork(Clock& clock);
   SandboxRuntime(Clock& clock, SandboxSettings settings)
       : clock_(clock), settings_(std::move(settings)) {}
-  /// Starts bwrap (with the seccomp program) running `command` in `cgroup`, environment `env`.
+  /// Starts bwrap (with the seccomp program as kSeccompFd and `status_fd` as kStatusFd) running
+  /// `command` in `cgroup`, environment `env`.
   Result<std::unique_ptr<ChildProcess>> launch(const InvocationSpec& spec,
                                                const InvocationCgroup& cgroup,
                                                const std::vector<std::string>& extra,
                                                std::vector<std::string> command,
-                                               std::vector<std::string> env) const;
+                                               std::vector<std::string> env, int status_fd) const;
   /// A sandbox of spec's shape waiting for its hand-over (relay-launcher or a warm interpreter).
-  Result<std::unique_ptr<WarmSandbox>> startWarm(const InvocationSpec& spec);
-  /// Feeds `input`, forwards output and waits: the invocation's outcome.
-  Result<Outcome> supervise(const InvocationSpec& spec, InvocationCgroup& cgroup,
-                            ChildProcess& process, std::string_view input, OutputSink& output);
+  Result<std::unique_ptr<PrewarmedSandbox>> startWarm(const InvocationSpec& spec);
+  /// Hands the invocation over, forwards output and waits: the invocation's outcome, or an
+  /// Error when the handler never started.
+  Result<Outcome> supervise(const InvocationSpec& spec, PrewarmedSandbox& sandbox,
+                            OutputSink& output);
 
   Clock& clock_;
   SandboxSettings settings_;

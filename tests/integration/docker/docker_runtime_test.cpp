@@ -159,6 +159,7 @@ TEST_F(DockerRuntime, MissingImageIsUnavailableNotAFailedOutcome) {
   EXPECT_FALSE(availability.available);
   EXPECT_EQ(availability.reason, outcome.error().message);
   EXPECT_TRUE(containersOf(spec).empty());
+  EXPECT_EQ(sink_.startedCount(), 0) << "the create call failed: nothing started";
 }
 
 TEST_F(DockerRuntime, UnreachableDaemonIsUnavailable) {

@@ -284,7 +284,8 @@ TEST_F(DlqCli, AMalformedEntryIsNotReplayable) {
 }
 
 // Issue 13 item 9: entries that never reached a handler are refused (exit 2) from their recorded
-// kind, even when they name an app and a handler that exist; nothing runs, the entry stays.
+// kind, even when they name an app and a handler that exist; nothing runs, the entry stays. A
+// schedule entry is refused when it names no handler (its schedule was unknown).
 TEST_F(DlqCli, OversizedAndMalformedScheduleEntriesAreRefusedAndNothingRuns) {
   invocation::DlqEntry oversized =
       entry(R"({"kind":"order","pad":"xxxx)", "oversized: 300000 bytes > MAX_EVENT_BYTES 262144");
@@ -293,8 +294,9 @@ TEST_F(DlqCli, OversizedAndMalformedScheduleEntriesAreRefusedAndNothingRuns) {
   oversized.handler = "-";
   oversized.handler_attempts = 0;
   invocation::DlqEntry schedule = entry(R"({"kind":"order"})", "occurrence id does not recompute");
-  schedule.kind =
-      invocation::DlqKind::kSchedule;  // names a real app and handler: still never to be run
+  schedule.kind = invocation::DlqKind::kSchedule;
+  schedule.app = "-";
+  schedule.handler = "-";
   schedule.handler_attempts = 0;
   for (const invocation::DlqEntry& dlq : {oversized, schedule}) {
     const std::string id = add(dlq);
@@ -312,6 +314,23 @@ TEST_F(DlqCli, OversizedAndMalformedScheduleEntriesAreRefusedAndNothingRuns) {
             std::string::npos);
   EXPECT_EQ(dlqLength(), 4);
   EXPECT_EQ(recorded("stdin"), "");  // the handler never ran
+}
+
+// Issue 28: a schedule occurrence set apart before it ran (an edited cron) whose schedule was
+// known names its handler: replaying it runs that handler with the recorded event.
+TEST_F(DlqCli, AScheduleEntryThatNamesAHandlerIsReplayed) {
+  invocation::DlqEntry schedule =
+      entry(R"({"kind":"order"})",
+            "malformed schedule occurrence: scheduled_at 2024-05-16T01:00:00Z is not a firing of "
+            "cron \"0 4 * * *\" in UTC");
+  schedule.kind = invocation::DlqKind::kSchedule;
+  schedule.handler_attempts = 0;
+  const BinaryRun run = relay({"dlq", "replay", add(schedule)});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(recorded("stdin"), R"({"kind":"order"})");
+  EXPECT_NE(recorded("env").find("RELAY_TRIGGER=replay"), std::string::npos);
+  EXPECT_NE(recorded("env").find("RELAY_ATTEMPT=1"), std::string::npos);
+  EXPECT_EQ(dlqLength(), 0);
 }
 
 TEST_F(DlqCli, AnEntryWithoutAKindThatNeverRanAHandlerIsRefused) {

@@ -235,6 +235,38 @@ TEST_F(HandlerContract, MissingHandlerFileIsUnavailableNotAFailure) {
   ASSERT_FALSE(outcome.ok());
   EXPECT_EQ(outcome.error().kind, ErrorKind::kUnavailable);
   EXPECT_NE(outcome.error().message.find("bin/nope.sh"), std::string::npos);
+  EXPECT_EQ(sink_.startedCount(), 0) << "an Error never reports a start";
+}
+
+// OutputSink::started() (docs/runtimes.md "Contract"): once per run that ends in an Outcome,
+// whatever the outcome, and before the handler's first line.
+TEST_F(HandlerContract, StartedIsReportedOnceBeforeTheHandlersFirstLine) {
+  app_.script("bin/ok.sh", "echo first");
+  app_.script("bin/fail.sh", "echo first; exit 3");
+  app_.script("bin/hang.sh", "echo first; sleep 60");
+  for (const char* handler : {"bin/ok.sh", "bin/fail.sh", "bin/hang.sh"}) {
+    CollectingSink sink;
+    InvocationSpec spec = app_.spec(Language::kExec, handler);
+    spec.timeout = std::chrono::milliseconds(handler == std::string("bin/hang.sh") ? 1500 : 20000);
+    const auto outcome = runtime_->run(spec, sink);
+    ASSERT_TRUE(outcome.ok()) << handler << ": " << outcome.error().message;
+    EXPECT_EQ(sink.startedCount(), 1) << handler;
+    EXPECT_EQ(sink.linesBeforeStart(), 0u) << handler;
+    EXPECT_TRUE(sink.contains("first")) << handler;
+  }
+}
+
+TEST_F(HandlerContract, StartedIsReportedForInterpretedHandlersToo) {
+  app_.file("jobs.py", "def run(event):\n    print('python ran')\n");
+  app_.file("jobs.mjs", "export function run(event) { console.log('node ran'); }\n");
+  for (const Language language : {Language::kPython3, Language::kNode}) {
+    CollectingSink sink;
+    const auto outcome = runtime_->run(app_.spec(language, "jobs.run"), sink);
+    ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+    EXPECT_TRUE(outcome->succeeded) << outcome->reason;
+    EXPECT_EQ(sink.startedCount(), 1);
+    EXPECT_EQ(sink.linesBeforeStart(), 0u);
+  }
 }
 
 TEST_F(HandlerContract, PythonHandlerGetsTheDecodedEvent) {

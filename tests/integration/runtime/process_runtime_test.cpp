@@ -68,6 +68,7 @@ TEST(ProcessRuntime, BadInterpreterLineIsAHandlerFailure) {
   ASSERT_TRUE(outcome.ok()) << outcome.error().message;
   EXPECT_FALSE(outcome->succeeded);
   EXPECT_NE(outcome->reason.find("No such file"), std::string::npos) << outcome->reason;
+  EXPECT_EQ(sink.startedCount(), 1) << "an Outcome, so a charged attempt: reported as started";
 }
 
 }  // namespace

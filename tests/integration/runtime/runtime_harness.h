@@ -15,12 +15,27 @@
 
 namespace relay::runtime::testing {
 
-/// Collects a handler's prefixed output lines.
+/// Collects a handler's prefixed output lines, and when the runtime reported its start.
 class CollectingSink final : public OutputSink {
  public:
   void line(std::string_view text) override {
     std::lock_guard lock(mutex_);
     lines_.emplace_back(text);
+  }
+  void started() override {
+    std::lock_guard lock(mutex_);
+    ++started_;
+    lines_before_start_ = lines_.size();
+  }
+  /// How many times started() was called.
+  int startedCount() const {
+    std::lock_guard lock(mutex_);
+    return started_;
+  }
+  /// How many lines had arrived when started() was called.
+  std::size_t linesBeforeStart() const {
+    std::lock_guard lock(mutex_);
+    return lines_before_start_;
   }
   std::vector<std::string> lines() const {
     std::lock_guard lock(mutex_);
@@ -47,6 +62,8 @@ class CollectingSink final : public OutputSink {
  private:
   mutable std::mutex mutex_;
   std::vector<std::string> lines_;
+  int started_ = 0;
+  std::size_t lines_before_start_ = 0;
 };
 
 /// An app directory the sandbox user can read (mkdtemp makes 0700 directories).

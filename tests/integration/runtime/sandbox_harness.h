@@ -20,12 +20,21 @@ inline constexpr bool kPrewarmedBuild =
     false;
 #endif
 
-/// A sandbox runtime with the default settings; in the prewarmed build with the built
-/// relay-launcher and no background warmer (prepareWarm() prepares each sandbox).
-inline std::unique_ptr<SandboxRuntime> makeSandboxTestRuntime(Clock& clock) {
+/// The default settings with the built relay-launcher, which every sandbox runs first (the test
+/// executables are not beside it).
+inline SandboxSettings sandboxTestSettings() {
   SandboxSettings settings;
-#if defined(RELAY_TEST_BACKEND_PREWARMED)
+#if defined(RELAY_TEST_LAUNCHER)
   settings.launcher = RELAY_TEST_LAUNCHER;
+#endif
+  return settings;
+}
+
+/// A sandbox runtime with the default settings; in the prewarmed build with no background
+/// warmer (prepareWarm() prepares each sandbox).
+inline std::unique_ptr<SandboxRuntime> makeSandboxTestRuntime(Clock& clock) {
+  SandboxSettings settings = sandboxTestSettings();
+#if defined(RELAY_TEST_BACKEND_PREWARMED)
   settings.prewarm_settings.background = false;
 #else
   settings.prewarm = false;  // every invocation starts cold

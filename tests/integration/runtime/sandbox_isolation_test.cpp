@@ -286,7 +286,7 @@ TEST_F(SandboxIsolation, StaleCgroupsOfACrashedRelayAreReapedAtStart) {
     ::_exit(127);
   }
   std::ofstream(stale / "cgroup.procs") << sleeper;
-  auto fresh = SandboxRuntime::create(clock_);
+  auto fresh = SandboxRuntime::create(clock_, sandboxTestSettings());
   EXPECT_EQ(fresh->cgroups()->reapedAtStart(), 1);
   EXPECT_FALSE(std::filesystem::exists(stale));
   int status = 0;
@@ -298,7 +298,7 @@ TEST_F(SandboxIsolation, StaleCgroupsOfACrashedRelayAreReapedAtStart) {
 #if !defined(RELAY_TEST_BACKEND_PREWARMED)
 TEST(SandboxRuntime, MissingBwrapMakesEveryAppUnavailable) {
   SystemClock clock;
-  SandboxSettings settings;
+  SandboxSettings settings = sandboxTestSettings();
   settings.search_path = "/nonexistent";
   auto runtime = SandboxRuntime::create(clock, settings);
   TestApp app;
@@ -314,7 +314,7 @@ TEST(SandboxRuntime, MissingBwrapMakesEveryAppUnavailable) {
 
 TEST(SandboxRuntime, ASandboxBwrapCannotStartMakesEveryAppUnavailableWithItsMessage) {
   SystemClock clock;
-  SandboxSettings settings;
+  SandboxSettings settings = sandboxTestSettings();
   settings.tmp_bytes = 0;  // bwrap refuses `--size 0`: stands for any option it cannot apply
   auto runtime = SandboxRuntime::create(clock, settings);
   EXPECT_NE(runtime->hostProblem().find("bwrap cannot start a sandbox"), std::string::npos)
@@ -330,7 +330,7 @@ TEST(SandboxRuntime, ASandboxBwrapCannotStartMakesEveryAppUnavailableWithItsMess
 
 TEST(SandboxRuntime, BuildsTheSeccompFilterAndFindsWhatBwrapSupports) {
   SystemClock clock;
-  auto runtime = SandboxRuntime::create(clock);
+  auto runtime = SandboxRuntime::create(clock, sandboxTestSettings());
   ASSERT_EQ(runtime->hostProblem(), "");
   // Debian 12's bwrap 0.8.0 has --disable-userns (docs/runtimes.md).
   EXPECT_TRUE(runtime->tools().bwrap_disable_userns);
@@ -341,7 +341,7 @@ TEST(SandboxRuntime, WithoutPastaNetworkAppsAreUnavailableNeverGivenTheHostNetwo
   relay::testing::TempDir bin;  // bwrap alone, no pasta
   ::chmod(bin.path().c_str(), 0755);
   std::filesystem::create_symlink("/usr/bin/bwrap", bin.path() / "bwrap");
-  SandboxSettings settings;
+  SandboxSettings settings = sandboxTestSettings();
   settings.search_path = bin.path().string();
   auto runtime = SandboxRuntime::create(clock, settings);
   ASSERT_EQ(runtime->hostProblem(), "");
@@ -364,7 +364,7 @@ TEST(SandboxRuntime, WithoutPastaNetworkAppsAreUnavailableNeverGivenTheHostNetwo
 
 TEST(SandboxRuntime, AppDirectoryUnreadableByTheSandboxUserIsUnavailable) {
   SystemClock clock;
-  auto runtime = SandboxRuntime::create(clock);
+  auto runtime = SandboxRuntime::create(clock, sandboxTestSettings());
   relay::testing::TempDir private_dir;  // 0700, owned by root
   private_dir.write("bin/h.sh", "#!/bin/sh\n", 0755);
   InvocationSpec spec;

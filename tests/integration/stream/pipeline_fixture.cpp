@@ -57,7 +57,7 @@ void PipelineTest::build(int max_concurrency) {
   auto registry = app::Registry::create(settings);
   ASSERT_TRUE(registry.ok()) << registry.error().message;
   registry_ = std::move(registry).value();
-  catalog_ = std::make_unique<catalog::RegistryCatalog>(*registry_, max_event_bytes_);
+  catalog_ = makeCatalog(*registry_);
   limiter_ = std::make_unique<invocation::ConcurrencyLimiter>(max_concurrency);
   store_ = newStore();
   renewer_store_ = newStore();
@@ -74,13 +74,23 @@ void PipelineTest::build(int max_concurrency) {
   ASSERT_TRUE(consumer_->ensureGroup(*redis_).ok());
 }
 
-std::unique_ptr<invocation::Lifecycle> PipelineTest::replicaLifecycle(const std::string& consumer,
-                                                                      Clock* clock) {
+std::unique_ptr<catalog::RegistryCatalog> PipelineTest::makeCatalog(const app::Registry& registry) {
+  if (!publication_check_) {
+    publication_check_ =
+        std::make_unique<catalog::RedisPublicationCheck>(server().endpoint(), "events");
+  }
+  catalog::OccurrenceChecks checks = occurrence_checks_;
+  checks.published = publication_check_.get();
+  return std::make_unique<catalog::RegistryCatalog>(registry, max_event_bytes_, checks);
+}
+
+std::unique_ptr<invocation::Lifecycle> PipelineTest::replicaLifecycle(
+    const std::string& consumer, Clock* clock, invocation::Catalog* catalog) {
   invocation::LifecycleSettings settings = lifecycle_settings_;
   settings.consumer = consumer;
-  return std::make_unique<invocation::Lifecycle>(settings, *catalog_, runtime_, *limiter_,
-                                                 renewer_.get(), observer_, metrics_, logger_,
-                                                 clock ? *clock : clock_, random_);
+  return std::make_unique<invocation::Lifecycle>(settings, catalog ? *catalog : *catalog_, runtime_,
+                                                 *limiter_, renewer_.get(), observer_, metrics_,
+                                                 logger_, clock ? *clock : clock_, random_);
 }
 
 void PipelineTest::waitForBackoff() {

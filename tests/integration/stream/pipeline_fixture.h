@@ -39,9 +39,13 @@ class PipelineTest : public relay::testing::RedisTest {
                 const std::vector<std::string>& handlers);
   /// Builds registry, catalog, stores, lifecycle and consumer (after the apps are written).
   void build(int max_concurrency = 16);
-  /// Another worker on the same stream (a replica), with its own clock if given.
+  /// A catalog over `registry` configured as build() configures the worker's.
+  std::unique_ptr<catalog::RegistryCatalog> makeCatalog(const app::Registry& registry);
+  /// Another worker on the same stream (a replica), with its own clock and catalog (another
+  /// version of the apps) if given.
   std::unique_ptr<invocation::Lifecycle> replicaLifecycle(const std::string& consumer,
-                                                          Clock* clock = nullptr);
+                                                          Clock* clock = nullptr,
+                                                          invocation::Catalog* catalog = nullptr);
   /// A store on its own connection, as every worker thread has.
   std::unique_ptr<invocation::RedisLifecycleStore> newStore(
       const std::string& consumer = "worker-1");
@@ -83,6 +87,8 @@ class PipelineTest : public relay::testing::RedisTest {
   app::TemplateKeeper keeper_hook_;  // the registry's kept templates (empty: none)
   invocation::LifecycleSettings lifecycle_settings_;
   std::unique_ptr<app::Registry> registry_;
+  catalog::OccurrenceChecks occurrence_checks_;  // makeCatalog() adds the publication check
+  std::unique_ptr<catalog::PublicationCheck> publication_check_;
   std::unique_ptr<catalog::RegistryCatalog> catalog_;
   std::unique_ptr<invocation::ConcurrencyLimiter> limiter_;
   invocation::LifecycleObserver observer_;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -75,6 +76,46 @@ class ScheduleTest : public PipelineTest {
       }
     }
     return found;
+  }
+
+  /// A second worker on the same stream and group whose apps root holds another version of the
+  /// apps (a rolling deploy): its own registry, catalog and lifecycle; the runtime, the Redis
+  /// server and the clock are shared.
+  struct OtherVersion {
+    relay::testing::TempDir apps;
+    std::unique_ptr<app::Registry> registry;
+    std::unique_ptr<catalog::RegistryCatalog> catalog;
+    std::unique_ptr<invocation::Lifecycle> lifecycle;
+    std::unique_ptr<invocation::RedisLifecycleStore> store;
+
+    /// Processes message `id` as this worker would after reading or reclaiming it.
+    invocation::Delivery process(const StreamEntry& entry) {
+      const std::atomic<bool> stopping{false};
+      return lifecycle->process(*store, entry, stopping);
+    }
+  };
+  std::unique_ptr<OtherVersion> otherVersion(const std::string& app, const std::string& yaml,
+                                             const std::vector<std::string>& handlers) {
+    auto other = std::make_unique<OtherVersion>();
+    other->apps.write(app + "/template.yaml", yaml);
+    for (const std::string& handler : handlers) {
+      other->apps.write(app + "/" + handler, "#!/bin/sh\nexit 0\n", 0755);
+    }
+    auto registry = app::Registry::create({other->apps.path(), {}, {}});
+    EXPECT_TRUE(registry.ok()) << registry.error().message;
+    if (!registry.ok()) return other;
+    other->registry = std::move(registry).value();
+    other->catalog = makeCatalog(*other->registry);
+    other->lifecycle = replicaLifecycle("worker-2", nullptr, other->catalog.get());
+    other->store = newStore("worker-2");
+    return other;
+  }
+  /// A publisher of the other version's schedules.
+  std::unique_ptr<catalog::SchedulePublisher> publisherOf(const OtherVersion& other) {
+    catalog::PublisherSettings settings;
+    settings.stream = "events";
+    return std::make_unique<catalog::SchedulePublisher>(settings, server().endpoint(),
+                                                        *other.registry, metrics_, logger_, clock_);
   }
 
   /// XADDs an occurrence message as the publisher would, with `payload_json` as the template

@@ -68,7 +68,8 @@ TEST(EntryRefusal, OnlyHandlerEntriesAreReplayable) {
                             "(oversized: 300000 bytes)"),
             std::string::npos)
       << *oversized;
-  const auto schedule = entry({{"kind", "schedule"}, {"reason", "bad id"}}).refusal();
+  const auto schedule =
+      entry({{"kind", "schedule"}, {"app", "-"}, {"handler", "-"}, {"reason", "bad id"}}).refusal();
   ASSERT_TRUE(schedule);
   EXPECT_NE(schedule->find("a malformed schedule occurrence"), std::string::npos);
 }
@@ -118,6 +119,26 @@ TEST(Entry, MissingFieldsReadAsEmptyAndALooseCountAsWhatItStartsWith) {
   EXPECT_EQ(bare.outputTail(), nullptr);
   EXPECT_EQ(entry({{"handler_attempts", "3 attempts"}}).handler_attempts, 3);
   EXPECT_EQ(entry({{"handler_attempts", "many"}}).handler_attempts, 0);
+}
+
+// docs/schedules.md "Rolling deploys and cron edits": an occurrence set apart whose schedule was
+// known names its handler, which can run it.
+TEST(EntryRefusal, AScheduleEntryNamingAHandlerIsReplayableWhenItsEventIsAnObject) {
+  const auto named = [](std::string event) {
+    return entry({{"event", std::move(event)},
+                  {"reason", "malformed schedule occurrence: not a firing"},
+                  {"kind", "schedule"},
+                  {"app", "reports"},
+                  {"handler", "bin/nightly.sh"},
+                  {"handler_attempts", "0"}});
+  };
+  EXPECT_EQ(named(R"({"source":"relay.schedule"})").refusal(), std::nullopt);
+  for (const char* event : {"{broken", "[1]", R"({"source":"relay.sched... (300000 bytes))"}) {
+    const auto refused = named(event).refusal();
+    ASSERT_TRUE(refused) << event;
+    EXPECT_NE(refused->find("whose recorded event is not a JSON object"), std::string::npos)
+        << *refused;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+
+#include <algorithm>
 #include <condition_variable>
 #include <mutex>
 #include <thread>
@@ -98,6 +101,47 @@ TEST(ChildProcess, AFailingExecIsReportedAndTheNextStartFromTheSameThreadSucceed
     const ChildProcess::Termination termination = finish(**child);
     EXPECT_TRUE(termination.exited);
     EXPECT_EQ(termination.code, 3);
+  }
+}
+
+// The side channel (a sandbox's start report): what the child wrote there before writing to
+// stdout is delivered first, whatever the scheduling.
+TEST(ChildProcess, TheSideChannelIsReadBeforeLaterOutput) {
+  int status[2];
+  ASSERT_EQ(::pipe2(status, O_CLOEXEC), 0);
+  UniqueFd status_read(status[0]);
+  UniqueFd status_write(status[1]);
+  LaunchOptions options;
+  options.executable = "/bin/sh";
+  options.argv = {"sh", "-c", "for i in 1 2 3; do echo report$i >&3; echo out$i; done"};
+  options.inherited_fds = {status_write.get()};  // fd 3 in the child
+  auto child = ChildProcess::spawn(options);
+  ASSERT_TRUE(child.ok()) << child.error().message;
+  status_write.reset();
+  struct Ordered final : OutputSink {
+    void line(std::string_view text) override { events.emplace_back(text); }
+    std::vector<std::string> events;
+  } sink;
+  LineSplitter out("", sink), err("", sink);
+  std::string reported;
+  const ChildProcess::SideChannel side{status_read.get(), [&](std::string_view bytes) {
+                                         reported.append(bytes);
+                                         sink.events.push_back("side:" + reported);
+                                       }};
+  testing::FakeClock clock;
+  auto termination = (*child)->supervise(
+      "", out, err, clock, std::chrono::seconds(30),
+      [&](int signal) { (*child)->signalGroup(signal); }, &side);
+  ASSERT_TRUE(termination.ok()) << termination.error().message;
+  EXPECT_EQ(reported, "report1\nreport2\nreport3\n");
+  for (const char* line : {"out1", "out2", "out3"}) {
+    const auto at = std::find(sink.events.begin(), sink.events.end(), line);
+    ASSERT_NE(at, sink.events.end()) << line;
+    const std::string report = std::string("report") + line[3];
+    // Some side event before this line already holds its report.
+    EXPECT_TRUE(std::any_of(sink.events.begin(), at, [&](const std::string& event) {
+      return event.rfind("side:", 0) == 0 && event.find(report) != std::string::npos;
+    })) << line;
   }
 }
 

@@ -38,7 +38,7 @@ class Planner : public ::testing::Test {
     planner_.beginRound(clock_.now());
     const auto due = planner_.due(key, cron, zoneOf(zone));
     if (!publish_ok) return due;  // abandoned: no markDone, no endRound
-    planner_.markDone(key);
+    planner_.markDone(key, due);
     planner_.endRound();
     return due;
   }
@@ -182,6 +182,82 @@ TEST_F(Planner, ARepeatedLocalTimeIsDueOnceAcrossAFallBack) {
     }
   }
   EXPECT_EQ(due, 1);
+}
+
+// docs/schedules.md "Failover": what a round rechecks.
+std::vector<std::string> recentOf(const OccurrencePlanner& planner) {
+  std::vector<std::string> found;
+  for (const RecentOccurrence& occurrence : planner.recent()) {
+    found.push_back(occurrence.key + "@" + show(occurrence.scheduled_at));
+  }
+  return found;
+}
+
+TEST_F(Planner, RemembersWhatItDealtWithForTheRecheckWindow) {
+  const CronExpression every_minute = cronOf("* * * * *");
+  for (int minute = 0; minute < 3; ++minute) {  // 10:00, 10:01, 10:02
+    round("tick", every_minute);
+    clock_.advance(minutes(1));
+  }
+  planner_.beginRound(clock_.now());  // 10:03:05: the round checks before it publishes
+  EXPECT_EQ(recentOf(planner_), (std::vector<std::string>{"tick@2024-05-16T10:00:00.000Z",
+                                                          "tick@2024-05-16T10:01:00.000Z",
+                                                          "tick@2024-05-16T10:02:00.000Z"}));
+  planner_.markDone("tick", planner_.due("tick", every_minute, zoneOf("UTC")));  // 10:03
+  planner_.endRound();
+  clock_.advance(minutes(9));  // 10:12:05: 10:02 was dealt with at 10:02:05, 10 minutes ago
+  round("tick", every_minute);
+  planner_.beginRound(clock_.now());
+  EXPECT_EQ(recentOf(planner_), (std::vector<std::string>{"tick@2024-05-16T10:02:00.000Z",
+                                                          "tick@2024-05-16T10:03:00.000Z",
+                                                          "tick@2024-05-16T10:12:00.000Z"}));
+}
+
+TEST_F(Planner, KeepsAtMostTheLatestFewPerSchedule) {
+  OccurrencePlanner planner(hours(24), minutes(10), 2);
+  const TimeZone utc = zoneOf("UTC");
+  for (int minute = 0; minute < 4; ++minute) {
+    planner.beginRound(clock_.now());
+    planner.markDone("tick", planner.due("tick", cronOf("* * * * *"), utc));
+    planner.endRound();
+    clock_.advance(minutes(1));
+  }
+  planner.beginRound(clock_.now());
+  EXPECT_EQ(recentOf(planner), (std::vector<std::string>{"tick@2024-05-16T10:02:00.000Z",
+                                                         "tick@2024-05-16T10:03:00.000Z"}));
+}
+
+TEST_F(Planner, AnOutageDoesNotAgeWhatTheFirstRoundAfterItRechecks) {
+  const CronExpression every_minute = cronOf("* * * * *");
+  round("tick", every_minute);                   // 10:00
+  for (int minute = 0; minute < 30; ++minute) {  // Redis is down for half an hour
+    clock_.advance(minutes(1));
+    round("tick", every_minute, /*publish_ok=*/false);
+  }
+  clock_.advance(minutes(1));
+  planner_.beginRound(clock_.now());
+  EXPECT_EQ(recentOf(planner_), std::vector<std::string>{"tick@2024-05-16T10:00:00.000Z"})
+      << "the occurrence published just before the outage is rechecked on the new master";
+}
+
+TEST_F(Planner, NeverRechecksWhatIsOlderThanTheCatchUpWindow) {
+  OccurrencePlanner planner(hours(1), minutes(10), 10);
+  const TimeZone utc = zoneOf("UTC");
+  planner.beginRound(clock_.now());
+  planner.markDone("tick", planner.due("tick", cronOf("* * * * *"), utc));
+  planner.endRound();
+  clock_.advance(hours(2));  // an outage: no round ended since, but the dedupe key may be gone
+  planner.beginRound(clock_.now());
+  EXPECT_TRUE(planner.recent().empty());
+}
+
+TEST_F(Planner, ForgetsTheRecentOccurrencesOfARemovedSchedule) {
+  round("tick", cronOf("* * * * *"));
+  clock_.advance(minutes(1));
+  planner_.beginRound(clock_.now());
+  planner_.endRound();  // a complete round that no longer saw "tick"
+  planner_.beginRound(clock_.now());
+  EXPECT_TRUE(planner_.recent().empty());
 }
 
 }  // namespace

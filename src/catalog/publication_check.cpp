@@ -1,0 +1,27 @@
+#include "catalog/publication_check.h"
+
+#include "invocation/keys.h"
+
+namespace relay::catalog {
+
+std::string occurrenceKey(std::string_view stream, const schedule::Occurrence& occurrence) {
+  return invocation::StreamKeys{std::string(stream), ""}.prefix() + "occ:" + occurrence.app + ":" +
+         occurrence.schedule + ":" + occurrence.scheduledAtText();
+}
+
+Result<bool> RedisPublicationCheck::publishedAs(const schedule::Occurrence& occurrence,
+                                                std::string_view message_id) {
+  std::lock_guard lock(mutex_);
+  if (!connection_ || !connection_->ok()) {
+    auto connected = redis::Connection::create(endpoint_);
+    if (!connected.ok()) return connected.error().toRelay();
+    connection_ = std::move(connected).value();
+  }
+  auto reply = connection_->command({"GET", occurrenceKey(stream_, occurrence)});
+  if (!reply.ok()) return reply.error().toRelay();
+  auto value = reply->optionalString();
+  if (!value.ok()) return value.error().toRelay();
+  return value->has_value() && **value == message_id;
+}
+
+}  // namespace relay::catalog
