@@ -82,7 +82,7 @@ TEST_F(KeptTemplate, AWorkerStartedWhileRedisIsDownFetchesTheKeptTemplateWhenRed
   EXPECT_TRUE(SpawnedProcess::waitUntil([&] { return pending() == 1; }, seconds(30)))
       << worker->log();
   EXPECT_EQ(worker->log().find("shop ran"), std::string::npos);
-  EXPECT_TRUE(worker->waitForLog("app unavailable: message left pending")) << worker->log();
+  EXPECT_TRUE(worker->waitForLog("app unavailable here: message parked")) << worker->log();
   EXPECT_NE(worker->log().find("using the last valid template kept in redis"), std::string::npos);
   (void)order;
   worker->signal(SIGTERM);

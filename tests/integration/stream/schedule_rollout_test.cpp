@@ -66,8 +66,10 @@ TEST_F(ScheduleRollout, AWorkerThatDoesNotKnowTheScheduleLeavesItsOccurrenceToOn
   EXPECT_NE(log_.str().find("not known on this worker"), std::string::npos) << log_.str();
   EXPECT_TRUE(runtime_.runs().empty());
   // The new version reclaims it and runs it.
+  claimFor(id, "worker-2");
   EXPECT_EQ(v2->process(entryOf(id)), invocation::Delivery::kAcked);
   EXPECT_EQ(runtime_.runsOf("reports/bin/weekly.sh"), 1);
+  ASSERT_FALSE(runtime_.runs().empty());
   EXPECT_EQ(runtime_.runs().back().trigger, runtime::Trigger::kSchedule);
   EXPECT_EQ(pendingCount(), 0);
 }
