@@ -39,9 +39,7 @@ bool Entry::namesHandler() const {
          !handler_name->empty() && *app_name != "-" && *handler_name != "-";
 }
 
-bool Entry::replayable() const {
-  return refusal() == std::nullopt;
-}
+bool Entry::replayable() const { return refusal() == std::nullopt; }
 
 std::optional<std::string> Entry::refusal() const {
   if (kind == DlqKind::kHandler) return std::nullopt;
