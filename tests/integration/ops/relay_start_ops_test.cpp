@@ -71,6 +71,17 @@ class RelayStartOps : public RedisTest {
     EXPECT_TRUE(response.ok()) << path << ": " << response.error().message;
     return response.ok() ? *response : http::Response{};
   }
+  /// /healthz once it answers 503 (waiting up to 30 s), or its last answer.
+  http::Response unhealthyHealthz() {
+    http::Response healthz;
+    SpawnedProcess::waitUntil(
+        [&] {
+          healthz = get("/healthz");
+          return healthz.status == 503;
+        },
+        seconds(30));
+    return healthz;
+  }
   BinaryRun health() { return runRelay({"health"}, {"RELAY_HTTP_ADDR=" + address_.toString()}); }
 
   SystemClock clock_;
@@ -274,14 +285,8 @@ TEST_F(RelayStartOps, HealthzReflectsFailingLifecycleScriptsAndRecovers) {
     ASSERT_TRUE(redis->command({"SET", "relay:events:inv:relay:" + id, "not a hash"}).ok());
     xadd(R"({"kind":"order"})", id);
   }
-  http::Response healthz;
-  ASSERT_TRUE(SpawnedProcess::waitUntil(
-      [&] {
-        healthz = get("/healthz");
-        return healthz.status == 503;
-      },
-      seconds(30)))
-      << relay->log();
+  const http::Response healthz = unhealthyHealthz();
+  ASSERT_EQ(healthz.status, 503) << relay->log();
   // Each start fails, and so does the release of what its token might hold, which the renewer
   // repeats every 10 s: whichever run is longest is named.
   EXPECT_NE(healthz.body.find("lifecycle store calls are failing: "), std::string::npos)
@@ -317,14 +322,8 @@ TEST_F(RelayStartOps, HealthzSaysWhenAnAclForbidsWhatTheLifecycleScriptsRun) {
       admin->command({"ACL", "SETUSER", "relay", "on", ">pw", "~*", "&*", "+@all", "-hset"}).ok());
   auto relay = start({"REDIS_URI=redis://relay:pw@127.0.0.1:" + std::to_string(server().port())});
   for (int i = 0; i < 3; ++i) xadd(R"({"kind":"order"})");
-  http::Response healthz;
-  ASSERT_TRUE(SpawnedProcess::waitUntil(
-      [&] {
-        healthz = get("/healthz");
-        return healthz.status == 503;
-      },
-      seconds(30)))
-      << relay->log();
+  const http::Response healthz = unhealthyHealthz();
+  ASSERT_EQ(healthz.status, 503) << relay->log();
   EXPECT_NE(healthz.body.find("lifecycle store calls are failing: "), std::string::npos)
       << healthz.body;
   EXPECT_NE(healthz.body.find("try_start failed "), std::string::npos) << healthz.body;
