@@ -3,8 +3,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli_run.h"
 #include "fakes/temp_dir.h"
+#include "support/cli_run.h"
 
 namespace relay::cli {
 namespace {

@@ -12,7 +12,7 @@
 #include "cli/table.h"
 #include "common/system_clock.h"
 #include "http/server.h"
-#include "unit/cli/cli_run.h"
+#include "support/cli_run.h"
 
 namespace relay::cli {
 namespace {

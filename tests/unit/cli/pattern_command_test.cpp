@@ -5,10 +5,10 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "cli_run.h"
 #include "common/rfc3339.h"
 #include "fakes/fake_clock.h"
 #include "fakes/temp_dir.h"
+#include "support/cli_run.h"
 
 namespace relay::cli {
 namespace {

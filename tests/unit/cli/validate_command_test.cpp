@@ -1,7 +1,7 @@
 #include <gtest/gtest.h>
 
-#include "cli_run.h"
 #include "fakes/temp_dir.h"
+#include "support/cli_run.h"
 
 namespace relay::cli {
 namespace {
