@@ -163,9 +163,8 @@ Result<std::string> Client::readResponse(int fd, ResponseParser& parser, MonoTim
   }
 }
 
-Result<std::pair<Response, HijackedConnection>> Client::exchange(const Request& request,
-                                                                 bool upgrade,
-                                                                 MonoTime deadline) const {
+Result<std::pair<Response, HijackedConnection>> Client::exchange(
+    const Request& request, bool upgrade, MonoTime deadline, ResponseParser::BodySink sink) const {
   auto fd = connect(deadline);
   if (!fd) return fd.error();
   const auto* address = std::get_if<Address>(&endpoint_);
@@ -174,6 +173,7 @@ Result<std::pair<Response, HijackedConnection>> Client::exchange(const Request& 
     return status.error();
   }
   ResponseParser parser(upgrade ? ResponseParser::Mode::kHeadersOnly : ResponseParser::Mode::kFull);
+  if (sink) parser.streamBodyTo(std::move(sink));
   auto rest = readResponse(fd->get(), parser, deadline);
   if (!rest) return rest.error();
   return std::pair{parser.takeResponse(), HijackedConnection{std::move(*fd), std::move(*rest)}};
@@ -181,6 +181,13 @@ Result<std::pair<Response, HijackedConnection>> Client::exchange(const Request& 
 
 Result<Response> Client::send(const Request& request, MonoTime deadline) const {
   auto exchanged = exchange(request, false, deadline);
+  if (!exchanged) return exchanged.error();
+  return std::move(exchanged->first);
+}
+
+Result<Response> Client::send(const Request& request, MonoTime deadline,
+                              ResponseParser::BodySink sink) const {
+  auto exchanged = exchange(request, false, deadline, std::move(sink));
   if (!exchanged) return exchanged.error();
   return std::move(exchanged->first);
 }

@@ -50,6 +50,12 @@ class Client {
   /// success here.
   Result<Response> send(const Request& request, MonoTime deadline) const;
 
+  /// The same, passing the body of a 2xx response to `sink` as it arrives instead of keeping
+  /// it (ResponseParser::streamBodyTo): for bodies of any size. The returned Response has the
+  /// status and headers, and the body only when the status is not 2xx.
+  Result<Response> send(const Request& request, MonoTime deadline,
+                        ResponseParser::BodySink sink) const;
+
   /// Sends `request` asking to upgrade the connection (`Upgrade: tcp`) and returns the
   /// response headers and the connection. The status is not checked here.
   Result<std::pair<Response, HijackedConnection>> upgrade(const Request& request,
@@ -65,8 +71,9 @@ class Client {
   Status writeAll(int fd, std::string_view bytes, MonoTime deadline) const;
   /// Reads into `parser` until it completes; returns the bytes read past the message.
   Result<std::string> readResponse(int fd, ResponseParser& parser, MonoTime deadline) const;
-  Result<std::pair<Response, HijackedConnection>> exchange(const Request& request, bool upgrade,
-                                                           MonoTime deadline) const;
+  Result<std::pair<Response, HijackedConnection>> exchange(
+      const Request& request, bool upgrade, MonoTime deadline,
+      ResponseParser::BodySink sink = {}) const;
   Error lost(std::string_view what, int error_number) const;
 
   Endpoint endpoint_;

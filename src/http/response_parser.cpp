@@ -104,7 +104,7 @@ Result<std::size_t> ResponseParser::feed(std::string_view bytes) {
         if (!parseWholeNumber(line, size, 16)) {
           return fail("bad chunk size " + quoted(line));
         }
-        if (size > limits_.max_body_bytes - response_.body.size()) {
+        if (!streaming() && size > limits_.max_body_bytes - response_.body.size()) {
           return fail("body exceeds " + std::to_string(limits_.max_body_bytes) + " bytes");
         }
         line_.clear();
@@ -221,7 +221,18 @@ Status ResponseParser::startBody() {
   return {};
 }
 
+bool ResponseParser::streaming() const {
+  return body_sink_ && response_.status >= 200 && response_.status < 300;
+}
+
 Status ResponseParser::appendBody(std::string_view bytes) {
+  if (streaming()) {
+    if (auto status = body_sink_(bytes); !status) {
+      state_ = State::kFailed;
+      return status;
+    }
+    return {};
+  }
   if (bytes.size() > limits_.max_body_bytes - response_.body.size()) {
     return fail("body exceeds " + std::to_string(limits_.max_body_bytes) + " bytes");
   }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -41,6 +42,12 @@ class ResponseParser {
 
   explicit ResponseParser(Mode mode = Mode::kFull, ResponseLimits limits = {});
 
+  /// Receives the body of a 2xx response piece by piece instead of Response::body, with no size
+  /// cap (a Docker image export is as large as the image); an Error from it is final. The body
+  /// of any other status is kept in Response::body as usual, capped.
+  using BodySink = std::function<Status(std::string_view)>;
+  void streamBodyTo(BodySink sink) { body_sink_ = std::move(sink); }
+
   /// Consumes bytes and returns how many were used: all of them until the message is complete,
   /// fewer when it completes inside `bytes` (the rest belongs to whatever follows). An Error
   /// (kInternal, saying what was malformed) is final.
@@ -69,6 +76,8 @@ class ResponseParser {
   Status parseHead(std::string_view head);
   Status startBody();
   Status appendBody(std::string_view bytes);
+  /// Whether the body goes to body_sink_ (set, and a 2xx status).
+  bool streaming() const;
   Error fail(std::string message);
 
   Mode mode_;
@@ -77,6 +86,7 @@ class ResponseParser {
   std::string line_;  // the partial head, chunk-size line or trailer line
   std::size_t remaining_ = 0;
   Response response_;
+  BodySink body_sink_;
 };
 
 }  // namespace relay::http

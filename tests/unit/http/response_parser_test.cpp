@@ -52,6 +52,36 @@ TEST(ResponseParser, ReadsABodyDelimitedByTheEndOfTheConnection) {
   EXPECT_EQ(response->body, "until close");
 }
 
+TEST(ResponseParser, AStreamedBodyGoesToTheSinkWithoutTheSizeCap) {
+  // A Docker image export: larger than the cap, chunked; only 2xx bodies are streamed.
+  const std::string chunk(1000, 'x');
+  std::string wire = "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n";
+  for (int i = 0; i < 5; ++i) wire += "3e8\r\n" + chunk + "\r\n";
+  wire += "0\r\n\r\n";
+  ResponseParser parser(ResponseParser::Mode::kFull, {64 * 1024, 2000});
+  std::string streamed;
+  parser.streamBodyTo([&streamed](std::string_view bytes) {
+    streamed.append(bytes);
+    return Status{};
+  });
+  for (std::size_t at = 0; at < wire.size(); at += 7)
+    ASSERT_TRUE(parser.feed(wire.substr(at, 7)).ok());
+  ASSERT_TRUE(parser.complete());
+  EXPECT_EQ(streamed.size(), 5000u);
+  EXPECT_TRUE(parser.response().body.empty());
+
+  ResponseParser failing;
+  failing.streamBodyTo([](std::string_view) { return Status{}; });
+  ASSERT_TRUE(failing.feed("HTTP/1.1 404 Not Found\r\nContent-Length: 5\r\n\r\nnope!").ok());
+  EXPECT_EQ(failing.response().body, "nope!");
+
+  ResponseParser refusing;
+  refusing.streamBodyTo([](std::string_view) { return Status(Error::internal("disk full")); });
+  auto used = refusing.feed("HTTP/1.1 200 OK\r\nContent-Length: 3\r\n\r\nabc");
+  ASSERT_FALSE(used.ok());
+  EXPECT_EQ(used.error().message, "disk full");
+}
+
 TEST(ResponseParser, NoContentHasNoBody) {
   ResponseParser parser;
   const std::string wire = "HTTP/1.1 204 No Content\r\nApi-Version: 1.41\r\n\r\n";
