@@ -74,17 +74,52 @@ Status DockerApi::ping() const {
 }
 
 Result<bool> DockerApi::imageExists(std::string_view image) const {
-  auto response = call("GET", "/images/" + percentEncode(image, /*keep_slash=*/true) + "/json");
-  if (!response) return response.error();
-  if (response->status == 404) return false;
-  if (!isSuccess(response->status)) {
-    return errorFromResponse(*response, "inspecting image " + std::string(image));
-  }
-  return true;
+  auto id = imageId(image);
+  if (!id) return id.error();
+  return id->has_value();
 }
 
-Result<std::string> DockerApi::createContainer(const std::string& body) const {
-  auto response = call("POST", "/containers/create", body);
+Result<std::optional<std::string>> DockerApi::imageId(std::string_view image) const {
+  auto response = call("GET", "/images/" + percentEncode(image, /*keep_slash=*/true) + "/json");
+  if (!response) return response.error();
+  if (response->status == 404) return std::optional<std::string>();
+  const std::string what = "inspecting image " + std::string(image);
+  if (!isSuccess(response->status)) return errorFromResponse(*response, what);
+  auto reply = parseObject(*response, what);
+  if (!reply) return reply.error();
+  std::string id = stringField(*reply, "Id");
+  if (id.empty()) return Error::internal("docker: " + what + ": reply has no Id");
+  return std::optional<std::string>(std::move(id));
+}
+
+Status DockerApi::exportImage(std::string_view image, http::ResponseParser::BodySink sink,
+                              MonoTime until) const {
+  auto response =
+      client_.send({"GET", "/images/" + percentEncode(image, /*keep_slash=*/true) + "/get", {}},
+                   until, std::move(sink));
+  if (!response) return response.error();
+  if (!isSuccess(response->status)) {
+    return errorFromResponse(*response, "exporting image " + std::string(image));
+  }
+  return {};
+}
+
+Status DockerApi::rename(std::string_view id, std::string_view name) const {
+  auto response =
+      call("POST", "/containers/" + percentEncode(id) + "/rename?name=" + percentEncode(name));
+  if (!response) return response.error();
+  if (!isSuccess(response->status)) {
+    return errorFromResponse(*response, "renaming container " + std::string(id));
+  }
+  return {};
+}
+
+Result<std::string> DockerApi::createContainer(const std::string& body,
+                                               std::string_view name) const {
+  auto response = call("POST",
+                       name.empty() ? std::string("/containers/create")
+                                    : "/containers/create?name=" + percentEncode(name),
+                       body);
   if (!response) return response.error();
   if (!isSuccess(response->status)) return errorFromResponse(*response, "creating a container");
   auto reply = parseObject(*response, "creating a container");
@@ -184,10 +219,19 @@ Status DockerApi::remove(std::string_view id) const {
 }
 
 Result<std::vector<ContainerSummary>> DockerApi::listContainers(std::string_view label) const {
-  const std::string filters = json{{"label", json::array({std::string(label)})}}.dump();
+  return list("label", label);
+}
+
+Result<std::vector<ContainerSummary>> DockerApi::listContainersNamed(std::string_view name) const {
+  return list("name", name);
+}
+
+Result<std::vector<ContainerSummary>> DockerApi::list(const std::string& filter_key,
+                                                      std::string_view wanted) const {
+  const std::string filters = json{{filter_key, json::array({std::string(wanted)})}}.dump();
   auto response = call("GET", "/containers/json?all=true&filters=" + percentEncode(filters));
   if (!response) return response.error();
-  const std::string what = "listing containers labelled " + std::string(label);
+  const std::string what = "listing containers by " + filter_key + " " + std::string(wanted);
   if (!isSuccess(response->status)) return errorFromResponse(*response, what);
   json reply = json::parse(response->body, nullptr, /*allow_exceptions=*/false);
   if (reply.is_discarded() || !reply.is_array()) {
@@ -196,7 +240,13 @@ Result<std::vector<ContainerSummary>> DockerApi::listContainers(std::string_view
   std::vector<ContainerSummary> containers;
   for (const json& entry : reply) {
     if (!entry.is_object()) continue;
-    ContainerSummary summary{stringField(entry, "Id"), stringField(entry, "State"), {}};
+    ContainerSummary summary{stringField(entry, "Id"), {}, stringField(entry, "State"), {}};
+    const auto names = entry.find("Names");
+    if (names != entry.end() && names->is_array()) {
+      for (const json& name : *names) {
+        if (name.is_string()) summary.names.push_back(name.get<std::string>());
+      }
+    }
     const auto labels = entry.find("Labels");
     if (labels != entry.end() && labels->is_object()) {
       for (const auto& [key, value] : labels->items()) {

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -15,7 +16,8 @@ namespace relay::runtime::docker {
 /// One container as GET /containers/json lists it.
 struct ContainerSummary {
   std::string id;
-  std::string state;  // created, running, exited...
+  std::vector<std::string> names;  // as the daemon lists them: `/name`
+  std::string state;               // created, running, exited...
   std::map<std::string, std::string> labels;
 };
 
@@ -40,9 +42,18 @@ class DockerApi {
   Status ping() const;
   /// GET /images/{name}/json: false when the daemon does not have it.
   Result<bool> imageExists(std::string_view image) const;
-  /// POST /containers/create; returns the id. `body` may hold secrets: it is never put in an
-  /// Error.
-  Result<std::string> createContainer(const std::string& body) const;
+  /// The same, returning the image's ID (`sha256:` of its config); nullopt when the daemon
+  /// does not have it.
+  Result<std::optional<std::string>> imageId(std::string_view image) const;
+  /// GET /images/{name}/get: the image as a `docker save` tar stream, passed to `sink` as it
+  /// arrives (an image may be larger than memory). Blocks until `deadline`.
+  Status exportImage(std::string_view image, http::ResponseParser::BodySink sink,
+                     MonoTime deadline) const;
+  /// POST /containers/create[?name=...]; returns the id. `body` may hold secrets: it is never
+  /// put in an Error.
+  Result<std::string> createContainer(const std::string& body, std::string_view name = {}) const;
+  /// POST /containers/{id}/rename?name=...: a name another container has is kInternal (409).
+  Status rename(std::string_view id, std::string_view name) const;
   /// POST /containers/{id}/attach with stdin, stdout and stderr, upgraded to a raw stream.
   Result<http::HijackedConnection> attach(std::string_view id) const;
   /// POST /containers/{id}/start.
@@ -59,9 +70,13 @@ class DockerApi {
   Status remove(std::string_view id) const;
   /// GET /containers/json?all=true filtered by `label` (`key` or `key=value`).
   Result<std::vector<ContainerSummary>> listContainers(std::string_view label) const;
+  /// The same filtered by name: every container whose name contains `name`.
+  Result<std::vector<ContainerSummary>> listContainersNamed(std::string_view name) const;
 
  private:
   Result<http::Response> call(std::string method, std::string target, std::string body = {}) const;
+  Result<std::vector<ContainerSummary>> list(const std::string& filter_key,
+                                             std::string_view value) const;
   MonoTime deadline() const;
 
   http::Client client_;
