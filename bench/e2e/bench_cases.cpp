@@ -56,6 +56,7 @@ std::unique_ptr<WorkerProcess> startWorker(const BenchContext& context, const fs
   options.stream = stream;
   options.max_concurrency = context.concurrency;
   options.log = context.root / (stream + ".log");
+  options.image_cache = context.image_cache;
   auto worker = WorkerProcess::start(options);
   if (!worker) {
     error = "cannot start " + context.relay;
@@ -74,13 +75,19 @@ std::unique_ptr<WorkerProcess> startWorker(const BenchContext& context, const fs
 
 }  // namespace
 
+Target targetOf(const BenchContext& context, const std::string& name) {
+  if (name == "docker") return {"docker", context.docker_image};
+  if (name == "sandbox+image") return {"sandbox", context.docker_image};
+  return {name, ""};
+}
+
 fs::path writeApp(const BenchContext& context, const std::string& name,
-                  const std::map<std::string, std::string>& env) {
+                  const std::map<std::string, std::string>& env, const std::string& image) {
   const fs::path apps = context.root / name;
   fs::create_directories(apps / "bench/bin");
   std::ofstream yaml(apps / "bench/template.yaml");
-  yaml << "runtime: exec\nconcurrency: " << context.concurrency
-       << "\nimage: " << context.docker_image << "\n";
+  yaml << "runtime: exec\nconcurrency: " << context.concurrency << "\n";
+  if (!image.empty()) yaml << "image: " << image << "\n";
   if (!env.empty()) {
     yaml << "env:\n";
     for (const auto& [key, value] : env) yaml << "  " << key << ": \"" << value << "\"\n";
@@ -125,9 +132,11 @@ DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
   probe.fill(messages, event);
   std::unique_ptr<CountingProxy> proxy;
   if (through_proxy) proxy = CountingProxy::start(context.redis.host, context.redis.port);
-  const fs::path apps = writeApp(context, "apps-drain-" + runtime, {{"BENCH_QUIET", "1"}});
+  const Target target = targetOf(context, runtime);
+  const fs::path apps =
+      writeApp(context, "apps-drain-" + runtime, {{"BENCH_QUIET", "1"}}, target.image);
   std::string error;
-  auto worker = startWorker(context, apps, runtime, stream,
+  auto worker = startWorker(context, apps, target.runtime, stream,
                             proxy ? proxy->port() : context.redis.port, probe, error);
   if (!worker) return failure<DrainResult>(error);
   WorkerProcess::Cpu cpu_start;
@@ -165,9 +174,11 @@ LatencyResult workerLatency(const BenchContext& context, const std::string& runt
   const std::string stream = "bench-latency-" + runtime;
   StreamProbe probe(*redis, stream);
   probe.fill(0, kMatchedEvent);
-  const fs::path apps = writeApp(context, "apps-latency-" + runtime, {});
+  const Target target = targetOf(context, runtime);
+  const fs::path apps = writeApp(context, "apps-latency-" + runtime, {}, target.image);
   std::string error;
-  auto worker = startWorker(context, apps, runtime, stream, context.redis.port, probe, error);
+  auto worker =
+      startWorker(context, apps, target.runtime, stream, context.redis.port, probe, error);
   if (!worker) return failure<LatencyResult>(error);
   std::map<std::string, long long> added;  // id -> realtime ns just before its XADD
   const auto period = std::chrono::nanoseconds(1'000'000'000LL / per_second);

@@ -20,12 +20,22 @@ struct BenchContext {
   std::filesystem::path root;  // a scratch directory, world-readable (the sandbox user reads it)
   int concurrency = 16;        // MAX_CONCURRENCY and the app's concurrency
   std::string docker_image = "relay-test/exec:latest";
+  std::filesystem::path image_cache;  // the workers' RELAY_IMAGE_CACHE (under root)
 };
 
+/// What a case runs on: `process`, `sandbox` (the host's root), `docker`, or `sandbox+image`
+/// (the sandbox runtime on docker_image's root, docs/runtimes.md "Image roots").
+struct Target {
+  std::string runtime;  // RELAY_RUNTIME
+  std::string image;    // the app's `image`; empty: none
+};
+Target targetOf(const BenchContext& context, const std::string& name);
+
 /// One app with one exec handler (the stamp handler) matching {"kind":"match"}; returns the
-/// apps directory. `env` becomes the app's env.
+/// apps directory. `env` becomes the app's env; `image` its image (none when empty).
 std::filesystem::path writeApp(const BenchContext& context, const std::string& name,
-                               const std::map<std::string, std::string>& env);
+                               const std::map<std::string, std::string>& env,
+                               const std::string& image = {});
 
 /// The events: matched by the app above, or not.
 inline const std::string kMatchedEvent = R"({"kind":"match","n":1})";

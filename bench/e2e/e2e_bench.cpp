@@ -169,6 +169,7 @@ int main(int argc, char** argv) {
   char pattern[] = "/tmp/relay-e2e-bench-XXXXXX";
   context.root = ::mkdtemp(pattern);
   ::chmod(context.root.c_str(), 0755);
+  context.image_cache = context.root / "image-cache";
   const BareCommands bare = bareCommands(context);
   const BareCommand bare_process{bare.process, baseEnv(), {}, {}, {}};
   const BareCommand bare_bwrap{bare.bwrap, baseEnv(), 65534, 65534, {}};

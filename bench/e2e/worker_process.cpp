@@ -39,6 +39,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const Options& options) {
   env.push_back("MAX_CONCURRENCY=" + std::to_string(options.max_concurrency));
   env.push_back("RELAY_HTTP_ADDR=127.0.0.1:0");
   env.push_back("RELAY_LOG_LEVEL=warn");
+  if (!options.image_cache.empty())
+    env.push_back("RELAY_IMAGE_CACHE=" + options.image_cache.string());
   const std::vector<std::string> args = {options.relay,         "start",     "--apps",
                                          options.apps.string(), "--runtime", options.runtime};
   std::vector<char*> argv, envp;

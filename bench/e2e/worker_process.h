@@ -25,6 +25,7 @@ class WorkerProcess {
     std::string consumer = "bench";
     int max_concurrency = 16;
     std::filesystem::path log;
+    std::filesystem::path image_cache;  // RELAY_IMAGE_CACHE when set
   };
 
   static std::unique_ptr<WorkerProcess> start(const Options& options);

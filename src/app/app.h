@@ -77,7 +77,8 @@ struct App {
   std::string name;
   std::filesystem::path dir;
   runtime::Language runtime = runtime::Language::kExec;  // the template's `runtime:`
-  std::string image;  // runtime::defaultImage(runtime) when the template names none
+  std::string image;         // runtime::defaultImage(runtime) when the template names none
+  bool image_named = false;  // the template names `image` (the sandbox then runs on its root)
   int concurrency = kDefaultConcurrency;
   bool network = false;
   std::vector<std::pair<std::string, std::string>> env;  // in template order

@@ -76,6 +76,8 @@ Json appDetailJson(const AppEntry& entry, WallTime now) {
           {"dir", entry.dir.string()},
           {"runtime", runtime::languageName(app.runtime)},
           {"image", app.image},
+          {"image_digest",
+           entry.status.image_digest.empty() ? Json() : Json(entry.status.image_digest)},
           {"concurrency", app.concurrency},
           {"network", app.network},
           {"env", std::move(env)},

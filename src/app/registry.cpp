@@ -47,16 +47,19 @@ std::shared_ptr<const Snapshot> Registry::snapshot() const {
 }
 
 AppStatus Registry::statusOf(const AppEntry& entry) const {
-  if (!entry.app) return {false, false, "invalid " + summarizeErrors(entry.errors)};
+  if (!entry.app) return {false, false, "invalid " + summarizeErrors(entry.errors), {}};
   if (!entry.errors.empty()) {
-    return {true, false,
-            "invalid " + summarizeErrors(entry.errors) + "; keeping the last valid rules"};
+    return {true,
+            false,
+            "invalid " + summarizeErrors(entry.errors) + "; keeping the last valid rules",
+            {}};
   }
-  if (root_error_) return {true, false, *root_error_ + "; keeping the last rules"};
-  if (!settings_.availability) return {true, true, ""};
+  if (root_error_) return {true, false, *root_error_ + "; keeping the last rules", {}};
+  if (!settings_.availability) return {true, true, "", {}};
   runtime::Availability availability = settings_.availability(*entry.app);
   return {true, availability.available,
-          availability.available ? "" : std::move(availability.reason)};
+          availability.available ? "" : std::move(availability.reason),
+          std::move(availability.image_digest)};
 }
 
 AppEntry Registry::loadEntry(const std::string& name, const AppEntry* previous) const {
@@ -190,7 +193,7 @@ bool Registry::refreshAvailability() {
   for (auto& [name, entry] : apps) {
     AppStatus status = statusOf(entry);
     if (status.loaded != entry.status.loaded || status.available != entry.status.available ||
-        status.reason != entry.status.reason) {
+        status.reason != entry.status.reason || status.image_digest != entry.status.image_digest) {
       entry.status = std::move(status);
       changed = true;
     }

@@ -20,7 +20,8 @@ namespace relay::app {
 struct AppStatus {
   bool loaded = false;
   bool available = false;
-  std::string reason;  // why not available; empty when available
+  std::string reason;        // why not available; empty when available
+  std::string image_digest;  // the image the runtime runs the app on, when it runs one
 };
 
 /// One app directory as the registry knows it.

@@ -59,6 +59,7 @@ class TemplateParser {
                             *image + "\"");
         }
         app.image = std::move(*image);
+        app.image_named = true;
       }
     }
     if (const Field* field = find(*fields, "concurrency")) {

@@ -11,7 +11,9 @@ runtime::InvocationSpec invocationSpec(const app::App& app, std::string_view han
   spec.app_dir = app.dir;
   spec.language = app.runtime;
   spec.handler = std::string(handler);
-  spec.image = app.image;
+  // Only a named image: the sandbox runs such an app on the image's root, docker picks its own
+  // default for the language otherwise (docs/runtimes.md "Image roots").
+  if (app.image_named) spec.image = app.image;
   spec.network = app.network;
   spec.resources.memory_bytes = app.resources.memory_bytes;
   spec.resources.cpus = app.resources.cpus;
@@ -34,15 +36,16 @@ runtime::Availability runtimeAvailability(const runtime::Runtime& runtime, const
   const auto check = [&](std::string_view handler) {
     return runtime.availability(availabilitySpec(app, handler));
   };
+  runtime::Availability verdict;  // every handler's: the image (if any) is the app's
   for (const app::Rule& rule : app.rules) {
-    runtime::Availability available = check(rule.handler);
-    if (!available.available) return available;
+    verdict = check(rule.handler);
+    if (!verdict.available) return verdict;
   }
   for (const app::Schedule& schedule : app.schedules) {
-    runtime::Availability available = check(schedule.handler);
-    if (!available.available) return available;
+    verdict = check(schedule.handler);
+    if (!verdict.available) return verdict;
   }
-  return {};
+  return verdict;
 }
 
 }  // namespace relay::catalog

@@ -99,7 +99,8 @@ void printInspect(const app::AppEntry& entry, WallTime now, std::ostream& out) {
   out << "name:         " << app.name << "\n"
       << "dir:          " << entry.dir.string() << "\n"
       << "runtime:      " << runtime::languageName(app.runtime) << "\n"
-      << "image:        " << app.image << "\n"
+      << "image:        " << app.image
+      << (entry.status.image_digest.empty() ? "" : " (" + entry.status.image_digest + ")") << "\n"
       << "concurrency:  " << app.concurrency << "\n"
       << "network:      " << (app.network ? "true" : "false") << "\n"
       << "env:         ";

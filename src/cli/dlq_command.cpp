@@ -176,7 +176,7 @@ void runReplay(const EntryOptions& options, CommandContext& context) {
   }
   SystemClock clock;
   auto backend = config::makeRuntime(
-      session->config.runtime.backend, clock, session->config.runtime.docker_host,
+      session->config.runtime, clock,
       [&context](std::string_view warning) { context.err << "warning: " << warning << "\n"; });
   if (!backend.ok()) {
     context.err << "relay dlq replay: " << backend.error().message << "\n";

@@ -26,7 +26,7 @@ std::optional<LoadedApps> loadApps(const AppFlags& flags, std::string_view comma
   std::optional<std::filesystem::path> root = appsRoot(flags, command, context);
   if (!root) return std::nullopt;
   LoadedApps loaded;
-  auto backend = config::makeRuntime(config->backend, clock, config->docker_host);
+  auto backend = config::makeRuntime(*config, clock);
   if (!backend.ok()) {
     context.err << "relay " << command << ": " << backend.error().message << "\n";
     context.exit_code = kExitUsage;

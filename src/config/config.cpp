@@ -90,6 +90,19 @@ Result<RuntimeConfig> loadRuntimeConfig(const Environment& environment,
   if (auto status = readName(environment, "DOCKER_HOST", config.docker_host); !status.ok()) {
     return status.error();
   }
+  if (auto value = environment("RELAY_IMAGE_CACHE")) {
+    if (!validName(*value) || value->front() != '/') {
+      return bad("RELAY_IMAGE_CACHE", *value, "expected an absolute directory path");
+    }
+    config.image_cache = *value;
+  }
+  if (auto value = environment("RELAY_IMAGE_CACHE_SIZE")) {
+    auto parsed = parseSize(*value);
+    if (!parsed.ok() || *parsed < (64ULL << 20)) {
+      return bad("RELAY_IMAGE_CACHE_SIZE", *value, "expected a size of at least 64MiB, like 10GiB");
+    }
+    config.image_cache_bytes = *parsed;
+  }
   return config;
 }
 

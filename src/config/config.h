@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <optional>
@@ -23,6 +24,9 @@ namespace relay::config {
 struct RuntimeConfig {
   Backend backend = Backend::kSandbox;                                         // RELAY_RUNTIME
   std::string docker_host = std::string(runtime::docker::kDefaultDockerHost);  // DOCKER_HOST
+  /// The sandbox's image roots (docs/runtimes.md "Image roots").
+  std::filesystem::path image_cache = "/var/cache/relay/images";  // RELAY_IMAGE_CACHE
+  std::uint64_t image_cache_bytes = 10ULL << 30;                  // RELAY_IMAGE_CACHE_SIZE
 };
 
 /// Everything `relay start` is configured with (docs/operations.md "Configuration"), validated.

@@ -1,6 +1,7 @@
 #include "config/runtime_factory.h"
 
 #include "common/enum_names.h"
+#include "config/config.h"
 #include "runtime/docker/docker_runtime.h"
 #include "runtime/process/process_runtime.h"
 #include "runtime/sandbox/sandbox_runtime.h"
@@ -22,9 +23,22 @@ Result<std::unique_ptr<runtime::Runtime>> makeRuntime(Backend backend, Clock& cl
                                                       const std::string& docker_host,
                                                       std::function<void(std::string_view)> warn,
                                                       int max_concurrency, bool prewarm) {
-  switch (backend) {
+  RuntimeConfig config;
+  config.backend = backend;
+  config.docker_host = docker_host;
+  return makeRuntime(config, clock, std::move(warn), max_concurrency, prewarm);
+}
+
+Result<std::unique_ptr<runtime::Runtime>> makeRuntime(const RuntimeConfig& config, Clock& clock,
+                                                      std::function<void(std::string_view)> warn,
+                                                      int max_concurrency, bool prewarm) {
+  const std::string& docker_host = config.docker_host;
+  switch (config.backend) {
     case Backend::kSandbox: {
       runtime::SandboxSettings settings;
+      settings.docker_host = docker_host;
+      settings.image_cache.dir = config.image_cache;
+      settings.image_cache.max_bytes = config.image_cache_bytes;
       settings.cpu_slots = max_concurrency;
       settings.prewarm = prewarm;
       settings.prewarm_settings.max_total = static_cast<std::size_t>(max_concurrency);

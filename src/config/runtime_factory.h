@@ -36,4 +36,10 @@ Result<std::unique_ptr<runtime::Runtime>> makeRuntime(
     std::function<void(std::string_view)> warn = {}, int max_concurrency = 16,
     bool prewarm = false);
 
+struct RuntimeConfig;
+/// The same for a whole RuntimeConfig (its backend, DOCKER_HOST and the sandbox's image cache).
+Result<std::unique_ptr<runtime::Runtime>> makeRuntime(
+    const RuntimeConfig& config, Clock& clock, std::function<void(std::string_view)> warn = {},
+    int max_concurrency = 16, bool prewarm = false);
+
 }  // namespace relay::config

@@ -28,9 +28,8 @@ Result<std::unique_ptr<Console>> Console::create(const ConsoleConfig& config, st
   std::unique_ptr<Console> console(new Console(config, log, clock));
   Console& c = *console;
   observability::Logger& logger = c.logger_;
-  auto runtime =
-      config::makeRuntime(config.worker.runtime.backend, clock, config.worker.runtime.docker_host,
-                          [&logger](std::string_view message) { logger.warn(message); });
+  auto runtime = config::makeRuntime(config.worker.runtime, clock,
+                                     [&logger](std::string_view message) { logger.warn(message); });
   if (!runtime.ok()) return runtime.error();
   runtime::Runtime& backend = **runtime;
   c.pool_ = std::make_unique<ConnectionPool>(config.worker.redis);

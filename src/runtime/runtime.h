@@ -41,7 +41,9 @@ struct InvocationSpec {
   std::filesystem::path app_dir;  // mounted read-only at /app
   Language language = Language::kExec;
   std::string handler;  // `bin/run.sh` (exec) or `a.b.fn` (python3, node)
-  std::string image;    // docker only; empty = the runtime's default for language
+  /// The app's `image` (docs/apps.md): docker's container image (empty: its default for the
+  /// language); on the sandbox, when set, the root file system (docs/runtimes.md "Image roots").
+  std::string image;
   bool network = false;
   Resources resources;
   std::chrono::milliseconds timeout{30'000};
@@ -77,8 +79,15 @@ class OutputSink {
 
 /// Whether a backend can run an app now; the reason feeds `relay app ls`.
 struct Availability {
+  Availability() = default;
+  Availability(bool is_available, std::string why, std::string digest = {})
+      : available(is_available), reason(std::move(why)), image_digest(std::move(digest)) {}
+
   bool available = true;
   std::string reason;
+  /// The digest (`sha256:` image ID) of the image the app's handlers run on, when the backend
+  /// runs it on one (docker; sandbox with an `image`); shown by `relay app inspect`.
+  std::string image_digest;
 };
 
 /// Runs one handler invocation to completion in some isolation backend.

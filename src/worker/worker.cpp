@@ -80,8 +80,8 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   Worker& w = *worker;
   observability::Logger& logger = w.logger_;
   auto runtime = config::makeRuntime(
-      config.runtime.backend, clock, config.runtime.docker_host,
-      [&logger](std::string_view message) { logger.warn(message); }, config.max_concurrency,
+      config.runtime, clock, [&logger](std::string_view message) { logger.warn(message); },
+      config.max_concurrency,
       /*prewarm=*/true);
   if (!runtime.ok()) return runtime.error();
   w.runtime_ = std::move(runtime).value();

@@ -114,10 +114,16 @@ Availability DockerRuntime::availability(const InvocationSpec& app_spec) const {
   // Every ping error names the daemon (docker_api.cpp).
   if (auto ping = api_.ping(); !ping) return {false, ping.error().message};
   const std::string& image = imageFor(app_spec, settings_.default_images);
-  auto exists = api_.imageExists(image);
-  if (!exists) return {false, exists.error().message};
-  if (!*exists) return {false, imageMissing(image)};
-  return {};
+  if (image.rfind("oci:", 0) == 0) {
+    return {false,
+            "image " + image +
+                ": OCI layout directories run under the sandbox runtime only (docs/runtimes.md "
+                "\"Image roots\"); docker runs the daemon's images"};
+  }
+  auto id = api_.imageId(image);
+  if (!id) return {false, id.error().message};
+  if (!*id) return {false, imageMissing(image)};
+  return {true, {}, **id};
 }
 
 Result<Outcome> DockerRuntime::run(const InvocationSpec& spec, OutputSink& output) {

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/image/image_root.h"
 #include "runtime/runtime.h"
 #include "runtime/sandbox/sandbox_settings.h"
 
@@ -29,11 +30,14 @@ inline constexpr const char* kLauncherMount = "/run/relay-launcher";
 std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const SandboxTools& tools,
                                    const InvocationSpec& spec);
 /// The same running `command` instead, with `extra` bwrap options before the `--` (a
-/// prewarmed sandbox's launcher bind).
+/// prewarmed sandbox's launcher bind). With `image`, the sandbox's root is that image's instead
+/// of the host's system paths (docs/runtimes.md "Image roots"): its top-level directories bound
+/// read-only, its top-level symlinks mirrored, all else as without it.
 std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const SandboxTools& tools,
                                    const InvocationSpec& spec,
                                    const std::vector<std::string>& extra,
-                                   std::vector<std::string> command);
+                                   std::vector<std::string> command,
+                                   const image::ImageRoot* image = nullptr);
 
 /// pasta's command line up to `--`: it runs the command after it in a new user and network
 /// namespace of its own whose traffic it forwards through sockets on the host, so a
@@ -45,10 +49,12 @@ std::vector<std::string> networkPrefix(const SandboxTools& tools);
 /// spec.network. argv[0] is the executable to start.
 std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,
                                      const InvocationSpec& spec);
-/// The same running `command` (with `extra` bwrap options), as bwrapArgv's overload.
+/// The same running `command` (with `extra` bwrap options, on `image`'s root), as bwrapArgv's
+/// overload.
 std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,
                                      const InvocationSpec& spec,
                                      const std::vector<std::string>& extra,
-                                     std::vector<std::string> command);
+                                     std::vector<std::string> command,
+                                     const image::ImageRoot* image = nullptr);
 
 }  // namespace relay::runtime

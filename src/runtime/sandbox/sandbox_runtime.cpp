@@ -11,6 +11,7 @@
 
 #include "common/duration.h"
 #include "runtime/child_process.h"
+#include "runtime/docker/container_config.h"
 #include "runtime/handler_command.h"
 #include "runtime/handler_resolver.h"
 #include "runtime/handover.h"
@@ -109,7 +110,10 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
     runtime->prewarm_ = std::make_unique<PrewarmPool>(
         runtime->settings_.prewarm_settings, clock,
         [self](const InvocationSpec& spec) -> Result<std::unique_ptr<WarmSandbox>> {
-          auto sandbox = self->startWarm(spec);
+          // Its own hold on the image root: the root stays unevictable while the sandbox waits.
+          auto root = self->check(spec);
+          if (!root.ok()) return root.error();
+          auto sandbox = self->startWarm(spec, std::move(root).value());
           if (!sandbox.ok()) return sandbox.error();
           self->cgroups_->prepare(spec.resources);
           return std::unique_ptr<WarmSandbox>(std::move(sandbox).value());
@@ -137,41 +141,85 @@ void SandboxRuntime::forget(const std::string& app) {
   if (prewarm_) prewarm_->forget(app);
 }
 
-Availability SandboxRuntime::availability(const InvocationSpec& app_spec) const {
-  if (!host_problem_.empty()) return {false, "sandbox unavailable: " + host_problem_};
-  if (app_spec.network && !network_problem_.empty()) {
-    return {false, "network: true unavailable: " + network_problem_};
-  }
-  std::error_code ec;
-  if (!fs::is_directory(app_spec.app_dir, ec)) {
-    return {false, "app directory " + app_spec.app_dir.string() + " does not exist"};
-  }
-  if (!readableBy(app_spec.app_dir, settings_.uid, settings_.gid)) {
-    return {false, "app directory " + app_spec.app_dir.string() +
-                       " is not readable by the sandbox user (uid " +
-                       std::to_string(settings_.uid) + "): make it and its parents world-readable"};
-  }
-  if (auto file = resolveHandler(app_spec.language, app_spec.app_dir, app_spec.handler); !file.ok())
-    return {false, file.error().message};
-  if (app_spec.language != Language::kExec) {
-    const char* interpreter = languageName(app_spec.language);
-    if (!findExecutable(interpreter, "/usr/local/bin:/usr/bin")) {
-      return {false, std::string(interpreter) + " is not installed under /usr"};
+Result<image::ImageCache*> SandboxRuntime::images() const {
+  std::lock_guard lock(images_mutex_);
+  if (images_) return images_.get();
+  if (!daemon_) {
+    // Images by name come from the daemon's export; without a usable DOCKER_HOST only `oci:`
+    // layouts can be unpacked.
+    if (auto socket = docker::socketPathFromDockerHost(settings_.docker_host); socket.ok()) {
+      daemon_ = std::make_unique<docker::DockerApi>(
+          http::Client(http::UnixSocket{*socket}, clock_,
+                       "docker daemon at " + settings_.docker_host),
+          std::chrono::seconds(60));
     }
   }
-  return {};
+  auto cache = image::ImageCache::create(settings_.image_cache, clock_, daemon_.get());
+  if (!cache.ok()) return cache.error();
+  images_ = std::move(cache).value();
+  return images_.get();
 }
 
-Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(const InvocationSpec& spec,
-                                                             const InvocationCgroup& cgroup,
-                                                             const std::vector<std::string>& extra,
-                                                             std::vector<std::string> command,
-                                                             std::vector<std::string> env,
-                                                             int status_fd) const {
+Result<std::shared_ptr<const image::ImageRoot>> SandboxRuntime::check(
+    const InvocationSpec& spec) const {
+  if (!host_problem_.empty()) return Error::unavailable("sandbox unavailable: " + host_problem_);
+  if (spec.network && !network_problem_.empty()) {
+    return Error::unavailable("network: true unavailable: " + network_problem_);
+  }
+  std::error_code ec;
+  if (!fs::is_directory(spec.app_dir, ec)) {
+    return Error::unavailable("app directory " + spec.app_dir.string() + " does not exist");
+  }
+  const auto unreadable = [this](const fs::path& dir, const std::string& what) {
+    return Error::unavailable(
+        what + " " + dir.string() + " is not readable by the sandbox user (uid " +
+        std::to_string(settings_.uid) + "): make it and its parents world-readable");
+  };
+  if (!readableBy(spec.app_dir, settings_.uid, settings_.gid)) {
+    return unreadable(spec.app_dir, "app directory");
+  }
+  if (auto file = resolveHandler(spec.language, spec.app_dir, spec.handler); !file.ok()) {
+    return Error::unavailable(file.error().message);
+  }
+  const char* interpreter = languageName(spec.language);
+  if (spec.image.empty()) {
+    if (spec.language != Language::kExec &&
+        !findExecutable(interpreter, "/usr/local/bin:/usr/bin")) {
+      return Error::unavailable(std::string(interpreter) + " is not installed under /usr");
+    }
+    return std::shared_ptr<const image::ImageRoot>();
+  }
+  // The app's own root file system (docs/runtimes.md "Image roots").
+  auto cache = images();
+  if (!cache.ok()) return Error::unavailable(cache.error().message);
+  auto root = (*cache)->acquire(spec.image);
+  if (!root.ok()) return root.error();
+  if (!readableBy((*root)->rootfs(), settings_.uid, settings_.gid)) {
+    return unreadable((*root)->rootfs(), "image root");
+  }
+  if (spec.language != Language::kExec &&
+      !(*root)->hasExecutable(interpreter, "/usr/local/bin:/usr/bin:/bin")) {
+    return Error::unavailable("image " + spec.image + " has no " + interpreter +
+                              " in /usr/local/bin, /usr/bin or /bin: a " + interpreter +
+                              " app's image must bring its interpreter");
+  }
+  return root;
+}
+
+Availability SandboxRuntime::availability(const InvocationSpec& app_spec) const {
+  auto root = check(app_spec);
+  if (!root.ok()) return {false, root.error().message, {}};
+  return {true, {}, *root ? (*root)->digest() : std::string()};
+}
+
+Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(
+    const InvocationSpec& spec, const InvocationCgroup& cgroup,
+    const std::vector<std::string>& extra, std::vector<std::string> command,
+    std::vector<std::string> env, int status_fd, const image::ImageRoot* image) const {
   auto seccomp = seccomp_->openProgram();
   if (!seccomp.ok()) return seccomp.error();
   LaunchOptions options;
-  options.argv = sandboxArgv(settings_, tools_, spec, extra, std::move(command));
+  options.argv = sandboxArgv(settings_, tools_, spec, extra, std::move(command), image);
   options.executable = options.argv.front();
   options.inherited_fds = {seccomp->get(), status_fd};  // become kSeccompFd and kStatusFd
   options.env = std::move(env);
@@ -186,7 +234,8 @@ Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(const InvocationSpe
   return ChildProcess::spawn(options);
 }
 
-Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(const InvocationSpec& spec) {
+Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(
+    const InvocationSpec& spec, std::shared_ptr<const image::ImageRoot> root) {
   auto cgroup = cgroups_->createInvocation(spec.resources);
   if (!cgroup.ok()) return cgroup.error();
   int status[2];
@@ -206,21 +255,25 @@ Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(const Invoca
   std::vector<std::string> extra;
   if (spec.language == Language::kExec) extra = {"--ro-bind", launcher_, kLauncherMount};
   auto bwrap = launch(spec, **cgroup, extra, warmHandlerCommand(spec.language, kLauncherMount),
-                      std::move(env), status_write.get());
+                      std::move(env), status_write.get(), root.get());
   if (!bwrap.ok()) return bwrap.error();
   return std::make_unique<PrewarmedSandbox>(std::move(cgroup).value(), std::move(bwrap).value(),
-                                            std::move(status_read));
+                                            std::move(status_read), std::move(root));
 }
 
 Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& output) {
-  const Availability available = availability(spec);
-  if (!available.available) return Error::unavailable(available.reason);
-  if (std::unique_ptr<WarmSandbox> warm = prewarm_ ? prewarm_->take(spec) : nullptr) {
+  auto root = check(spec);
+  if (!root.ok()) return root.error();
+  std::unique_ptr<WarmSandbox> warm = prewarm_ ? prewarm_->take(spec) : nullptr;
+  const std::string digest = *root ? (*root)->digest() : std::string();
+  // A sandbox prepared on an image the name no longer resolves to (re-tagged) is not used.
+  if (warm && static_cast<PrewarmedSandbox&>(*warm).imageDigest() != digest) warm.reset();
+  if (warm) {
     ++prewarmed_runs_;
     return supervise(spec, static_cast<PrewarmedSandbox&>(*warm), output);
   }
   // Cold: the same sandbox, started for this invocation and handed it at once.
-  auto sandbox = startWarm(spec);
+  auto sandbox = startWarm(spec, std::move(root).value());
   if (!sandbox.ok()) return sandbox.error();
   auto outcome = supervise(spec, **sandbox, output);
   // The next invocation with these limits finds its cgroup made (this one is never reused).

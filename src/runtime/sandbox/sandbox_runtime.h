@@ -4,12 +4,15 @@
 
 #include <atomic>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "runtime/child_process.h"
+#include "runtime/docker/docker_api.h"
+#include "runtime/image/image_cache.h"
 #include "runtime/prewarm_pool.h"
 #include "runtime/runtime.h"
 #include "runtime/sandbox/bwrap_command.h"
@@ -56,21 +59,29 @@ class SandboxRuntime final : public Runtime {
   PrewarmPool* prewarmPool() const { return prewarm_.get(); }
   /// How many invocations were handed to a prewarmed sandbox.
   std::uint64_t prewarmedRuns() const { return prewarmed_runs_.load(); }
+  /// The image cache, made at the first app with an `image`; an Error when it cannot be.
+  Result<image::ImageCache*> images() const;
 
  private:
   /// Finds pasta and starts one networked probe sandbox; the reason it cannot, or "".
   std::string checkNetwork(Clock& clock);
   SandboxRuntime(Clock& clock, SandboxSettings settings)
       : clock_(clock), settings_(std::move(settings)) {}
+  /// Whether spec can run now: the app's files, the interpreter and, for an app with an
+  /// `image`, that image's root (unpacked first when new; null without an image).
+  Result<std::shared_ptr<const image::ImageRoot>> check(const InvocationSpec& spec) const;
   /// Starts bwrap (with the seccomp program as kSeccompFd and `status_fd` as kStatusFd) running
-  /// `command` in `cgroup`, environment `env`.
+  /// `command` in `cgroup`, environment `env`, on `image`'s root (the host's when null).
   Result<std::unique_ptr<ChildProcess>> launch(const InvocationSpec& spec,
                                                const InvocationCgroup& cgroup,
                                                const std::vector<std::string>& extra,
                                                std::vector<std::string> command,
-                                               std::vector<std::string> env, int status_fd) const;
-  /// A sandbox of spec's shape waiting for its hand-over (relay-launcher or a warm interpreter).
-  Result<std::unique_ptr<PrewarmedSandbox>> startWarm(const InvocationSpec& spec);
+                                               std::vector<std::string> env, int status_fd,
+                                               const image::ImageRoot* image) const;
+  /// A sandbox of spec's shape waiting for its hand-over (relay-launcher or a warm interpreter),
+  /// on `root` (from check(); null: the host's), which it holds in use while it lives.
+  Result<std::unique_ptr<PrewarmedSandbox>> startWarm(const InvocationSpec& spec,
+                                                      std::shared_ptr<const image::ImageRoot> root);
   /// Hands the invocation over, forwards output and waits: the invocation's outcome, or an
   /// Error when the handler never started.
   Result<Outcome> supervise(const InvocationSpec& spec, PrewarmedSandbox& sandbox,
@@ -85,6 +96,9 @@ class SandboxRuntime final : public Runtime {
   std::string network_problem_;
   std::string launcher_;
   std::atomic<std::uint64_t> prewarmed_runs_{0};
+  mutable std::mutex images_mutex_;
+  mutable std::unique_ptr<docker::DockerApi> daemon_;
+  mutable std::unique_ptr<image::ImageCache> images_;
   std::unique_ptr<PrewarmPool> prewarm_;  // last: its warmer uses the members above
 };
 

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/image/image_cache.h"
 #include "runtime/prewarm_pool.h"
 #include "runtime/sandbox/cgroup.h"
 
@@ -27,6 +28,10 @@ struct SandboxSettings {
   PrewarmSettings prewarm_settings;
   /// relay-launcher; empty: the one beside the running executable. Without it, no prewarm.
   std::string launcher;
+  /// Image roots (docs/runtimes.md "Image roots"): where images are unpacked, and the daemon
+  /// whose images apps name (DOCKER_HOST; `oci:` layouts need none).
+  image::ImageCacheSettings image_cache;
+  std::string docker_host = "unix:///var/run/docker.sock";
   /// Host paths exposed read-only when present; never /root, /home or Relay's own files.
   std::vector<std::string> system_paths = {"/usr",
                                            "/etc/ssl",

@@ -3,11 +3,18 @@
 // The sandbox runtime as the sandbox suites run it. Built with RELAY_TEST_BACKEND_PREWARMED,
 // every invocation is handed to a prewarmed sandbox prepared for it just before (and the test
 // fails if it started cold), so the same suites prove that a prewarmed sandbox isolates exactly
-// as a cold start does (docs/runtimes.md "Prewarmed sandboxes").
+// as a cold start does (docs/runtimes.md "Prewarmed sandboxes"). Built with RELAY_TEST_IMAGE_ROOT
+// as well, every app names a docker test image (scripts/lib/dockerd.sh), so the sandbox runs on
+// that image's root instead of the host's /usr (docs/runtimes.md "Image roots").
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <functional>
 #include <memory>
+#include <string>
 
+#include "fakes/temp_dir.h"
+#include "integration/docker/docker_test_env.h"
 #include "runtime/sandbox/sandbox_runtime.h"
 
 namespace relay::runtime::testing {
@@ -20,10 +27,47 @@ inline constexpr bool kPrewarmedBuild =
     false;
 #endif
 
+/// The image-root build: whether it is this one.
+inline constexpr bool kImageRootBuild =
+#if defined(RELAY_TEST_IMAGE_ROOT)
+    true;
+#else
+    false;
+#endif
+
+/// The image cache of the tests: one directory under $TMPDIR (or /tmp: the sandbox user must
+/// reach it) per build tree, shared by every test process (ctest runs each test in a process of
+/// its own) as Relay processes share theirs, so each test image is unpacked once per build rather
+/// than once per test (1-2 s each here); a fresh directory when the build names none.
+inline const std::filesystem::path& testImageCache() {
+#if defined(RELAY_TEST_IMAGE_CACHE_KEY)
+  static const std::filesystem::path dir = [] {
+    const char* base = std::getenv("TMPDIR");
+    return std::filesystem::path(base != nullptr && *base != '\0' ? base : "/tmp") /
+           ("relay-test-image-cache-" +
+            std::to_string(std::hash<std::string>{}(RELAY_TEST_IMAGE_CACHE_KEY)));
+  }();
+  return dir;
+#else
+  static const relay::testing::TempDir dir;
+  ::chmod(dir.path().c_str(), 0755);
+  return dir.path();
+#endif
+}
+
+/// The docker test image with `language`'s interpreter (busybox and its shell in each).
+inline std::string testImage(Language language) {
+  const docker::DefaultImages images = dockerTestSettings().default_images;
+  return language == Language::kNode ? images.node : images.python3;
+}
+
 /// The default settings with the built relay-launcher, which every sandbox runs first (the test
-/// executables are not beside it).
+/// executables are not beside it), and the tests' image cache.
 inline SandboxSettings sandboxTestSettings() {
   SandboxSettings settings;
+  settings.image_cache.dir = testImageCache();
+  settings.image_cache.max_bytes = 1ULL << 30;  // the test images take about 150 MiB
+  settings.docker_host = dockerTestSettings().docker_host;
 #if defined(RELAY_TEST_LAUNCHER)
   settings.launcher = RELAY_TEST_LAUNCHER;
 #endif
@@ -60,8 +104,10 @@ inline void prepareWarm(SandboxRuntime& sandbox, const InvocationSpec& spec) {
 /// Runs `spec`: cold in the sandbox build; in the prewarmed build on a sandbox prepared for
 /// it, checking that the run took it. What cannot run at all is refused before any sandbox is
 /// involved, as on a cold start.
-inline Result<Outcome> runOnce(SandboxRuntime& sandbox, const InvocationSpec& spec,
+inline Result<Outcome> runOnce(SandboxRuntime& sandbox, const InvocationSpec& given,
                                OutputSink& output) {
+  InvocationSpec spec = given;
+  if (kImageRootBuild && spec.image.empty()) spec.image = testImage(spec.language);
   if (!kPrewarmedBuild || !sandbox.availability(spec).available) return sandbox.run(spec, output);
   prepareWarm(sandbox, spec);
   const std::uint64_t before = sandbox.prewarmedRuns();

@@ -23,6 +23,7 @@ TEST(AppLoader, FillsInEveryDefault) {
   EXPECT_EQ(app.dir, root.appDir("audit"));
   EXPECT_EQ(app.runtime, runtime::Language::kExec);
   EXPECT_EQ(app.image, "debian:12-slim");
+  EXPECT_FALSE(app.image_named);  // docker's default; the sandbox keeps the host's root
   EXPECT_EQ(app.concurrency, 4);
   EXPECT_FALSE(app.network);
   EXPECT_TRUE(app.env.empty());
@@ -74,6 +75,7 @@ schedules:
   const App& app = *result.app;
   EXPECT_EQ(app.runtime, runtime::Language::kPython3);
   EXPECT_EQ(app.image, "python:3.11-alpine");
+  EXPECT_TRUE(app.image_named);
   EXPECT_EQ(app.concurrency, 16);
   EXPECT_TRUE(app.network);
   const std::vector<std::pair<std::string, std::string>> env = {

@@ -40,7 +40,7 @@ app::Snapshot snapshot() {
   apps[0].name = "broken";
   apps[1].name = "reports";
   apps[1].app = reports;
-  apps[1].status = {true, true, ""};
+  apps[1].status = {true, true, "", {}};
   return app::Snapshot("/apps", std::move(apps), {}, 1);
 }
 

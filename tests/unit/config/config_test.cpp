@@ -46,6 +46,26 @@ TEST(RuntimeConfig, AnEmptyDockerHostIsABadValue) {
   EXPECT_EQ(config.error().message.rfind("DOCKER_HOST=\"\": ", 0), 0u) << config.error().message;
 }
 
+TEST(RuntimeConfig, ReadsTheImageCacheAndRefusesARelativeDirOrATinySize) {
+  const auto defaults = loadRuntimeConfig(environmentOf({}), "");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->image_cache, "/var/cache/relay/images");
+  EXPECT_EQ(defaults->image_cache_bytes, 10ULL << 30);
+  const auto set = loadRuntimeConfig(
+      environmentOf({{"RELAY_IMAGE_CACHE", "/srv/images"}, {"RELAY_IMAGE_CACHE_SIZE", "2GiB"}}),
+      "");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->image_cache, "/srv/images");
+  EXPECT_EQ(set->image_cache_bytes, 2ULL << 30);
+  const auto relative = loadRuntimeConfig(environmentOf({{"RELAY_IMAGE_CACHE", "images"}}), "");
+  ASSERT_FALSE(relative.ok());
+  EXPECT_EQ(relative.error().message,
+            "RELAY_IMAGE_CACHE=\"images\": expected an absolute directory path");
+  const auto tiny = loadRuntimeConfig(environmentOf({{"RELAY_IMAGE_CACHE_SIZE", "1MiB"}}), "");
+  ASSERT_FALSE(tiny.ok());
+  EXPECT_EQ(tiny.error().message.rfind("RELAY_IMAGE_CACHE_SIZE=\"1MiB\": ", 0), 0u);
+}
+
 TEST(WorkerConfig, ReadsTheRuntimeSettingsLikeEveryCommand) {
   const auto config = loadConfig(
       environmentOf({{"RELAY_RUNTIME", "docker"}, {"DOCKER_HOST", "unix:///run/d.sock"}}),

@@ -71,6 +71,32 @@ TEST(BwrapArgv, NeverExposesRootOrHome) {
   }
 }
 
+TEST(BwrapArgv, AnImageRootReplacesTheHostsSystemPaths) {
+  // Docs/runtimes.md "Image roots": the image's top level, never the host's /usr; what the
+  // sandbox makes itself (/proc, /dev, /tmp, /app, /run) is never the image's.
+  const image::ImageRoot root(
+      "sha256:" + std::string(64, 'a'), "/cache/aaaa/rootfs", 0,
+      {{"bin", "usr/bin"}, {"etc", ""}, {"proc", ""}, {"run", ""}, {"tmp", ""}, {"usr", ""}},
+      UniqueFd());
+  InvocationSpec spec = execSpec();
+  spec.network = true;
+  const Argv argv = bwrapArgv({}, {}, spec, {}, {"/app/bin/run.sh"}, &root);
+  EXPECT_TRUE(hasSequence(argv, {"--symlink", "usr/bin", "/bin"}));
+  EXPECT_TRUE(hasSequence(argv, {"--ro-bind", "/cache/aaaa/rootfs/usr", "/usr"}));
+  EXPECT_TRUE(hasSequence(argv, {"--ro-bind", "/cache/aaaa/rootfs/etc", "/etc"}));
+  for (const char* own : {"proc", "run", "tmp"}) {
+    EXPECT_FALSE(has(argv, std::string("/cache/aaaa/rootfs/") + own)) << own;
+  }
+  EXPECT_FALSE(hasSequence(argv, {"--ro-bind-try", "/usr", "/usr"}));
+  EXPECT_FALSE(has(argv, "/etc/ld.so.cache"));
+  // The host's resolver files go over the image's /etc, so after it.
+  const auto etc = std::find(argv.begin(), argv.end(), "/cache/aaaa/rootfs/etc");
+  const auto resolv = std::find(argv.begin(), argv.end(), "/etc/resolv.conf");
+  EXPECT_LT(etc, resolv);
+  EXPECT_TRUE(hasSequence(argv, {"--proc", "/proc", "--dev", "/dev"}));
+  EXPECT_TRUE(hasSequence(argv, {"--remount-ro", "/", "--chdir", "/app", "--"}));
+}
+
 TEST(SandboxArgv, WithoutNetworkIsBwrapAlone) {
   const Argv argv = sandboxArgv({}, {"/usr/bin/bwrap", true, "/usr/bin/pasta"}, execSpec());
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
