@@ -1,5 +1,7 @@
 #include "runtime/handler_command.h"
 
+#include "runtime/handover.h"
+
 namespace relay::runtime {
 namespace {
 
@@ -181,6 +183,29 @@ std::vector<std::string> warmHandlerCommand(Language language, const std::string
       break;
   }
   return {launcher};
+}
+
+std::vector<std::string> handlerEnvironmentStrings(const InvocationSpec& spec) {
+  std::vector<std::string> env;
+  for (const auto& [key, value] : handlerEnvironment(spec)) env.push_back(key + "=" + value);
+  return env;
+}
+
+std::vector<std::string> warmEnvironment(const InvocationSpec& spec) {
+  InvocationSpec bare = spec;
+  if (spec.language == Language::kExec) bare.app_env.clear();
+  std::vector<std::string> env;
+  for (std::string& var : handlerEnvironmentStrings(bare)) {
+    if (var.rfind("RELAY_", 0) != 0) env.push_back(std::move(var));
+  }
+  return env;
+}
+
+std::string handoverInput(const InvocationSpec& spec, const std::string& app_root) {
+  std::string input =
+      encodeHandover({handlerCommand(spec, app_root), handlerEnvironmentStrings(spec)});
+  input.append(spec.input);
+  return input;
 }
 
 const char* pythonBootstrap() { return kPythonBootstrap; }

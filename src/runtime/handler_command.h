@@ -20,6 +20,19 @@ std::vector<std::string> handlerCommand(const InvocationSpec& spec, const std::s
 /// relay-launcher inside the sandbox), which execs the handed command.
 std::vector<std::string> warmHandlerCommand(Language language, const std::string& launcher);
 
+/// The environment a prewarmed sandbox or container starts with, as KEY=VALUE: nothing of any
+/// invocation (no RELAY_* variable); an interpreter also gets the app's `env`, which it reads at
+/// start-up (PYTHONPATH, NODE_OPTIONS...), relay-launcher does not.
+std::vector<std::string> warmEnvironment(const InvocationSpec& spec);
+
+/// The environment a cold start gives spec's handler (handlerEnvironment), as KEY=VALUE.
+std::vector<std::string> handlerEnvironmentStrings(const InvocationSpec& spec);
+
+/// What a prewarmed sandbox or container is handed for spec (docs/runtimes.md "Prewarmed
+/// sandboxes"): the hand-over of exactly what a cold start would exec, with the app at
+/// `app_root`, followed by the event. The launcher or warm interpreter reads it on stdin.
+std::string handoverInput(const InvocationSpec& spec, const std::string& app_root);
+
 /// The bootstrap sources, exposed for tests.
 const char* pythonBootstrap();
 const char* nodeBootstrap();

@@ -41,6 +41,10 @@ inline constexpr int kStatusFd = 4;
 inline constexpr std::string_view kStartedReport = "started\n";
 inline constexpr std::string_view kRefusedReport = "refused: ";
 
+/// Where a prewarmed sandbox or container sees relay-launcher (bound read-only; docs/runtimes.md
+/// "Prewarmed sandboxes").
+inline constexpr const char* kLauncherMount = "/run/relay-launcher";
+
 /// The longest header line a reader needs to accept.
 inline constexpr std::size_t kMaxHandoverHeader = 96;
 /// The largest payload a reader accepts (argv + environment).

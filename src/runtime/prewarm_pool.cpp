@@ -2,8 +2,10 @@
 
 #include <pthread.h>
 #include <signal.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "common/thread_name.h"
 
@@ -18,6 +20,15 @@ void moveAll(Sandboxes& from, Sandboxes& to) {
 }
 
 }  // namespace
+
+std::string findLauncher(const std::string& configured) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path path =
+      configured.empty() ? fs::read_symlink("/proc/self/exe", ec).parent_path() / "relay-launcher"
+                         : fs::path(configured);
+  return !ec && ::access(path.c_str(), X_OK) == 0 ? path.string() : std::string();
+}
 
 std::string sandboxShape(const InvocationSpec& spec) {
   std::string env;  // a prewarmed interpreter starts with it
@@ -126,6 +137,16 @@ std::size_t PrewarmPool::maintain() {
       while (!shape.arrivals.empty() && now - shape.arrivals.front() >= settings_.window) {
         shape.arrivals.pop_front();
       }
+      if (settings_.max_age.count() > 0) {
+        for (auto sandbox = shape.ready.begin(); sandbox != shape.ready.end();) {
+          if (now - (*sandbox)->ready_since < settings_.max_age) {
+            ++sandbox;
+            continue;
+          }
+          dropped.push_back(std::move(*sandbox));
+          sandbox = shape.ready.erase(sandbox);
+        }
+      }
       const std::size_t target = targetLocked(shape, now);
       while (shape.ready.size() > target) {
         dropped.push_back(std::move(shape.ready.back()));
@@ -162,6 +183,7 @@ std::size_t PrewarmPool::maintain() {
     if (shape == shapes_.end()) {
       dropped.push_back(std::move(sandbox).value());  // forgotten meanwhile
     } else {
+      (*sandbox)->ready_since = clock_.monotonicNow();
       shape->second.ready.push_back(std::move(sandbox).value());
     }
   }

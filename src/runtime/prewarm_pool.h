@@ -25,6 +25,9 @@ class WarmSandbox {
   virtual ~WarmSandbox() = default;
   /// Still waiting: not died meanwhile.
   virtual bool alive() const = 0;
+
+  /// When the pool got it ready (set by the pool; PrewarmSettings::max_age).
+  MonoTime ready_since{};
 };
 
 /// Fixed internals of the prewarm pool; tests shorten them through this struct.
@@ -34,8 +37,15 @@ struct PrewarmSettings {
   std::chrono::milliseconds window{10'000};      // arrivals are counted over this window
   std::chrono::milliseconds idle_after{30'000};  // no arrival for this long: keep none
   std::chrono::milliseconds tick{100};           // the warmer's pace while anything is warm
+  /// A ready sandbox older than this is ended and replaced; 0: kept as long as its shape is
+  /// wanted. (A docker container's deadline label must cover its wait: docs/runtimes.md.)
+  std::chrono::milliseconds max_age{0};
   bool background = true;  // startWarmer() starts the threads; false: only maintain() calls
 };
+
+/// relay-launcher: `configured`, else the one beside the running executable; empty when it is not
+/// an executable file there (then nothing is prewarmed).
+std::string findLauncher(const std::string& configured);
 
 /// What of an invocation decides how its sandbox is built: the app, its directory, language,
 /// network, resources, image and env (a prewarmed interpreter starts with it). Per-invocation parts

@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/handover.h"
 #include "runtime/image/image_root.h"
 #include "runtime/runtime.h"
 #include "runtime/sandbox/sandbox_settings.h"
@@ -20,9 +21,6 @@ struct SandboxTools {
 inline constexpr int kSeccompFd = 3;
 /// Where the app directory is mounted (read-only) inside the sandbox.
 inline constexpr const char* kAppMount = "/app";
-/// Where a prewarmed sandbox sees relay-launcher (read-only; docs/runtimes.md "Prewarmed
-/// sandboxes").
-inline constexpr const char* kLauncherMount = "/run/relay-launcher";
 
 /// bwrap with every isolation option of docs/runtimes.md, then `--` and the handler command.
 /// With spec.network bwrap keeps the network namespace it starts in (--share-net): run it under

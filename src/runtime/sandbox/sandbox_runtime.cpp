@@ -25,22 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The environment a cold start gives the handler, as KEY=VALUE.
-std::vector<std::string> environmentOf(const InvocationSpec& spec) {
-  std::vector<std::string> env;
-  for (const auto& [key, value] : handlerEnvironment(spec)) env.push_back(key + "=" + value);
-  return env;
-}
-
-// relay-launcher beside the running executable, or the configured one; empty when absent.
-std::string findLauncher(const std::string& configured) {
-  std::error_code ec;
-  const fs::path path =
-      configured.empty() ? fs::read_symlink("/proc/self/exe", ec).parent_path() / "relay-launcher"
-                         : fs::path(configured);
-  return !ec && ::access(path.c_str(), X_OK) == 0 ? path.string() : std::string();
-}
-
 // Whether the sandbox user can list and read `dir`: every ancestor searchable, the directory
 // itself readable and searchable.
 bool readableBy(const fs::path& dir, uid_t uid, gid_t gid) {
@@ -244,14 +228,8 @@ Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(
   }
   UniqueFd status_read(status[0]);
   const UniqueFd status_write(status[1]);  // the sandbox's copy only, once bwrap has it
-  // Nothing of any invocation: the handler's environment arrives with the hand-over. An
-  // interpreter starts with the app's env too, which it reads at start-up (PYTHONPATH...).
-  InvocationSpec bare = spec;
-  if (spec.language == Language::kExec) bare.app_env.clear();
-  std::vector<std::string> env;
-  for (const std::string& var : environmentOf(bare)) {
-    if (var.rfind("RELAY_", 0) != 0) env.push_back(var);
-  }
+  // Nothing of any invocation: the handler's environment arrives with the hand-over.
+  std::vector<std::string> env = warmEnvironment(spec);
   std::vector<std::string> extra;
   if (spec.language == Language::kExec) extra = {"--ro-bind", launcher_, kLauncherMount};
   auto bwrap = launch(spec, **cgroup, extra, warmHandlerCommand(spec.language, kLauncherMount),
@@ -284,8 +262,7 @@ Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& outp
 Result<Outcome> SandboxRuntime::supervise(const InvocationSpec& spec, PrewarmedSandbox& sandbox,
                                           OutputSink& output) {
   // The hand-over is what a cold start of the handler would exec: its argv, its environment.
-  std::string input = encodeHandover({handlerCommand(spec, kAppMount), environmentOf(spec)});
-  input.append(spec.input);
+  const std::string input = handoverInput(spec, kAppMount);
   InvocationCgroup& group = sandbox.cgroup();
   ChildProcess& process = sandbox.bwrap();
   const MonoTime start = clock_.monotonicNow();

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "runtime/handover.h"
+
 namespace relay::runtime {
 namespace {
 
@@ -65,6 +67,40 @@ TEST(HandlerCommand, InterpretersGetTheBootstrapHandlerAndRoot) {
   EXPECT_EQ(node[0], "node");
   EXPECT_EQ(node[2], nodeBootstrap());
   EXPECT_EQ(node[4], "/srv/app");
+}
+
+TEST(WarmEnvironment, HoldsNothingOfAnInvocationAndTheAppsEnvOnlyForInterpreters) {
+  InvocationSpec exec = spec(Language::kExec, "bin/h");
+  exec.app_env = {{"SECRET", "s"}};
+  exec.message_id = "1-1";
+  InvocationSpec python = exec;
+  python.language = Language::kPython3;
+  for (const InvocationSpec& warm : {exec, python}) {
+    for (const std::string& var : warmEnvironment(warm)) {
+      EXPECT_NE(var.rfind("RELAY_", 0), 0u) << var;
+    }
+  }
+  const auto has = [](const std::vector<std::string>& env, const std::string& var) {
+    return std::find(env.begin(), env.end(), var) != env.end();
+  };
+  EXPECT_FALSE(has(warmEnvironment(exec), "SECRET=s"));
+  EXPECT_TRUE(has(warmEnvironment(python), "SECRET=s"));
+  EXPECT_TRUE(has(warmEnvironment(exec), "PATH=/usr/local/bin:/usr/bin:/bin"));
+}
+
+TEST(HandoverInput, IsTheColdStartsCommandAndEnvironmentThenTheEvent) {
+  InvocationSpec invocation = spec(Language::kExec, "bin/h");
+  invocation.message_id = "1-1";
+  invocation.input = R"({"a":1})";
+  const std::string input = handoverInput(invocation, "/app");
+  const std::size_t newline = input.find('\n');
+  auto header = decodeHandoverHeader(input.substr(0, newline));
+  ASSERT_TRUE(header.ok());
+  auto handover = decodeHandoverPayload(*header, input.substr(newline + 1, header->bytes));
+  ASSERT_TRUE(handover.ok());
+  EXPECT_EQ(handover->argv, handlerCommand(invocation, "/app"));
+  EXPECT_EQ(handover->env, handlerEnvironmentStrings(invocation));
+  EXPECT_EQ(input.substr(newline + 1 + header->bytes), R"({"a":1})");
 }
 
 }  // namespace

@@ -131,6 +131,23 @@ TEST_F(PrewarmPoolTest, AnIdleShapeScalesToZeroAndThenCostsNothing) {
   EXPECT_EQ(census_.started, started);
 }
 
+TEST_F(PrewarmPoolTest, ASandboxOlderThanTheMaxAgeIsReplaced) {
+  settings_.max_age = milliseconds(2000);
+  settings_.idle_after = milliseconds(60'000);
+  auto pool = makePool();
+  (void)pool->take(spec("a"));
+  pool->maintain();
+  ASSERT_EQ(census_.started, 1);
+  clock_.advance(milliseconds(1500));
+  pool->maintain();
+  EXPECT_EQ(census_.destroyed, 0);
+  clock_.advance(milliseconds(600));
+  pool->maintain();  // the first aged out: ended, and a fresh one made in the same pass
+  EXPECT_EQ(census_.destroyed, 1);
+  EXPECT_EQ(census_.started, 2);
+  EXPECT_EQ(pool->ready("a"), 1u);
+}
+
 TEST_F(PrewarmPoolTest, ForgettingAnAppDropsItsSandboxesOnly) {
   auto pool = makePool();
   (void)pool->take(spec("a"));
