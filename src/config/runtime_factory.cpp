@@ -52,6 +52,11 @@ Result<std::unique_ptr<runtime::Runtime>> makeRuntime(const RuntimeConfig& confi
   runtime::docker::DockerSettings settings;
   settings.docker_host = docker_host;
   if (warn) settings.warn = std::move(warn);
+  // Prewarmed containers follow the arrival rate up to MAX_CONCURRENCY (docs/runtimes.md
+  // "Prewarmed containers").
+  settings.prewarm = prewarm;
+  settings.prewarm_settings.max_total = static_cast<std::size_t>(max_concurrency);
+  settings.prewarm_settings.max_per_shape = static_cast<std::size_t>(max_concurrency);
   auto docker = runtime::docker::DockerRuntime::create(clock, std::move(settings));
   if (!docker.ok()) return docker.error();
   return std::unique_ptr<runtime::Runtime>(std::move(docker).value());

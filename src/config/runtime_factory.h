@@ -29,8 +29,9 @@ inline constexpr std::string_view kExpectedBackend = "expected sandbox, docker o
 /// daemon and removes nothing: a worker reaps what a crashed Relay left (Runtime::reapStale())
 /// itself. `warn` receives secondary failures (default: none reported). `max_concurrency` is
 /// MAX_CONCURRENCY (the sandbox's CPU weight, and the most prewarmed sandboxes kept).
-/// `prewarm`: the sandbox keeps prewarmed sandboxes (docs/runtimes.md "Prewarmed sandboxes");
-/// only the worker asks, a one-shot command would start one for nothing.
+/// `prewarm`: the sandbox keeps prewarmed sandboxes, docker prewarmed containers (docs/runtimes.md
+/// "Prewarmed sandboxes", "Prewarmed containers"); only the worker asks, a one-shot command would
+/// start one for nothing.
 Result<std::unique_ptr<runtime::Runtime>> makeRuntime(
     Backend backend, Clock& clock, const std::string& docker_host,
     std::function<void(std::string_view)> warn = {}, int max_concurrency = 16,

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "runtime/handler_command.h"
+#include "runtime/handover.h"
 
 namespace relay::runtime::docker {
 namespace {
@@ -58,17 +59,26 @@ const std::string& imageFor(const InvocationSpec& spec, const DefaultImages& def
 std::string containerCreateBody(const InvocationSpec& spec, const ContainerOptions& options) {
   using nlohmann::json;
   json env = json::array();
-  for (const auto& [key, value] : handlerEnvironment(spec)) env.push_back(key + "=" + value);
+  for (const std::string& var : options.env ? *options.env : handlerEnvironmentStrings(spec)) {
+    env.push_back(var);
+  }
   json labels = json::object();
   for (const auto& [key, value] : options.labels) labels[key] = value;
 
+  // A mount rather than a `Binds` string: an app path containing ':' or ',' stays intact, and a
+  // missing directory is an error instead of being created by the daemon.
+  json mounts = json::array({{{"Type", "bind"},
+                              {"Source", absoluteAppDir(spec.app_dir)},
+                              {"Target", "/app"},
+                              {"ReadOnly", true}}});
+  if (!options.launcher.empty()) {
+    mounts.push_back({{"Type", "bind"},
+                      {"Source", options.launcher},
+                      {"Target", kLauncherMount},
+                      {"ReadOnly", true}});
+  }
   json host = {
-      // A mount rather than a `Binds` string: an app path containing ':' or ',' stays intact,
-      // and a missing directory is an error instead of being created by the daemon.
-      {"Mounts", json::array({{{"Type", "bind"},
-                               {"Source", absoluteAppDir(spec.app_dir)},
-                               {"Target", "/app"},
-                               {"ReadOnly", true}}})},
+      {"Mounts", std::move(mounts)},
       {"NetworkMode", spec.network ? "default" : "none"},
       {"ReadonlyRootfs", true},
       {"Tmpfs", {{"/tmp", options.tmpfs_options}}},
@@ -85,7 +95,7 @@ std::string containerCreateBody(const InvocationSpec& spec, const ContainerOptio
   };
   json body = {
       {"Image", options.image},
-      {"Cmd", handlerCommand(spec, "/app")},
+      {"Cmd", options.command ? *options.command : handlerCommand(spec, "/app")},
       {"Entrypoint", json::array({""})},  // [""] resets the image's entrypoint
       {"Env", std::move(env)},
       {"WorkingDir", "/app"},

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +38,12 @@ struct ContainerOptions {
   /// Runs docker-init as PID 1 so the handler gets default signal dispositions (a SIGTERM on
   /// timeout ends it) and orphans are reaped, as in the sandbox.
   bool init = true;
+  /// A prewarmed container (docs/runtimes.md "Prewarmed containers") starts with this command
+  /// and environment instead of the invocation's, and waits for its hand-over.
+  std::optional<std::vector<std::string>> command;
+  std::optional<std::vector<std::string>> env;
+  /// relay-launcher on the daemon's host, bound read-only at kLauncherMount; empty: none.
+  std::string launcher;
 };
 
 /// The JSON body of POST /containers/create for one invocation: the handler command and

@@ -3,10 +3,12 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <optional>
 
 #include "common/whole_number.h"
+#include "runtime/image/sha256.h"
 
 namespace relay::runtime::docker {
 namespace {
@@ -39,6 +41,11 @@ bool processExists(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
 }  // namespace
 
 std::string deadlineLabel(WallTime deadline) { return std::to_string(unixMillis(deadline)); }
+
+std::string invocationNamePrefix(std::string_view invocation_id) {
+  // `sha256:` and 32 of its 64 digits: a container name allows no '/' or ':'.
+  return "relay-inv-" + image::sha256Digest(invocation_id).substr(7, 32) + "-";
+}
 
 ContainerReaper::ContainerReaper(const DockerApi& api, Clock& clock, std::string owner,
                                  std::string hostname, std::function<void(std::string_view)> warn)
@@ -93,11 +100,23 @@ Result<std::size_t> ContainerReaper::reap(bool dead_owners) {
 }
 
 Result<std::size_t> ContainerReaper::reapInvocation(std::string_view invocation_id) {
-  auto containers =
+  auto labelled =
       api_.listContainers(std::string(kInvocationLabel) + "=" + std::string(invocation_id));
-  if (!containers) return containers.error();
+  if (!labelled) return labelled.error();
+  const std::string prefix = invocationNamePrefix(invocation_id);
+  auto named = api_.listContainersNamed(prefix);
+  if (!named) return named.error();
   std::vector<std::string> ids;
-  for (const ContainerSummary& container : *containers) ids.push_back(container.id);
+  for (const ContainerSummary& container : *labelled) ids.push_back(container.id);
+  for (const ContainerSummary& container : *named) {
+    // The daemon's filter matches anywhere in the name; only the prefix counts.
+    const bool ours = std::any_of(
+        container.names.begin(), container.names.end(),
+        [&prefix](const std::string& name) { return name.rfind("/" + prefix, 0) == 0; });
+    if (ours && std::find(ids.begin(), ids.end(), container.id) == ids.end()) {
+      ids.push_back(container.id);
+    }
+  }
   auto removed = removeAll(ids);
   if (!removed) {
     Error error = removed.error();

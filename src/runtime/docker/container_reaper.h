@@ -22,9 +22,17 @@ inline constexpr std::string_view kOwnerLabel = "relay.owner";
 /// Wall-clock Unix milliseconds by which the container must be gone: its start plus the
 /// handler's timeout, the kill grace and a margin. Whoever finds it later removes it.
 inline constexpr std::string_view kDeadlineLabel = "relay.deadline";
+/// On a prewarmed container (docs/runtimes.md "Prewarmed containers"): `true`.
+inline constexpr std::string_view kPrewarmedLabel = "relay.prewarmed";
 
 /// The kDeadlineLabel value for `deadline`.
 std::string deadlineLabel(WallTime deadline);
+
+/// The start of the name of every container that runs an attempt of `invocation_id`:
+/// `relay-inv-<the first 32 hex digits of its SHA-256>-`. A cold container gets it when it is
+/// created; a prewarmed one, whose labels were fixed before it knew its invocation, is renamed
+/// to it before its hand-over, so reapInvocation() finds both.
+std::string invocationNamePrefix(std::string_view invocation_id);
 
 /// Removes the containers Relay processes left behind (docs/runtimes.md "docker"): earlier
 /// attempts of an invocation about to run again, those of a crashed Relay on this host, and
@@ -41,7 +49,8 @@ class ContainerReaper {
   Result<std::size_t> reapStale();
   /// Only the containers past their deadline, whatever their owner.
   Result<std::size_t> reapExpired();
-  /// Every container of `invocation_id` (kInvocationLabel), whoever made it: earlier attempts
+  /// Every container of `invocation_id` (kInvocationLabel, or a name starting with
+  /// invocationNamePrefix()), whoever made it: earlier attempts
   /// that a crashed or cut-off Relay left running. Called before an attempt's container is
   /// created, so two attempts of one invocation never overlap on a daemon. An Error when one
   /// could not be listed or removed.

@@ -12,8 +12,10 @@
 
 #include "runtime/child_process.h"
 #include "runtime/docker/attach_stream.h"
+#include "runtime/docker/prewarmed_container.h"
 #include "runtime/handler_command.h"
 #include "runtime/handler_resolver.h"
+#include "runtime/handover.h"
 #include "runtime/output_lines.h"
 
 namespace relay::runtime::docker {
@@ -63,6 +65,15 @@ Status checkAppFiles(const InvocationSpec& spec) {
   return {};
 }
 
+// Runs `action` when the scope ends, however it ends (an exception from an OutputSink too).
+template <typename Action>
+struct AtScopeEnd {
+  Action action;
+  ~AtScopeEnd() { action(); }
+};
+template <typename Action>
+AtScopeEnd(Action) -> AtScopeEnd<Action>;
+
 // Docker reports a process killed by signal N as exit code 128 + N (a handler that exits
 // with such a code on purpose looks the same).
 ChildProcess::Termination terminationOf(int exit_code, bool timed_out) {
@@ -97,8 +108,28 @@ Result<std::unique_ptr<DockerRuntime>> DockerRuntime::create(Clock& clock,
   DockerApi api(http::Client(http::UnixSocket{std::move(*socket_path)}, clock,
                              "docker daemon at " + settings.docker_host),
                 settings.api_timeout);
-  return std::unique_ptr<DockerRuntime>(new DockerRuntime(
+  std::unique_ptr<DockerRuntime> runtime(new DockerRuntime(
       clock, std::move(settings), std::move(api), std::move(owner), std::move(hostname)));
+  if (runtime->settings_.prewarm) {
+    runtime->launcher_ = findLauncher(runtime->settings_.launcher);
+    if (!runtime->launcher_.empty()) {
+      DockerRuntime* self = runtime.get();
+      runtime->prewarm_ = std::make_unique<PrewarmPool>(
+          runtime->settings_.prewarm_settings, clock,
+          [self](const InvocationSpec& spec) { return self->startWarm(spec); });
+      runtime->prewarm_->startWarmer();
+    }
+  }
+  return runtime;
+}
+
+void DockerRuntime::forget(const std::string& app) {
+  if (prewarm_) prewarm_->forget(app);
+}
+
+std::string DockerRuntime::containerName(const InvocationSpec& spec) {
+  return invocationNamePrefix(spec.invocationId()) + std::to_string(::getpid()) + "-" +
+         std::to_string(++names_);
 }
 
 DockerRuntime::DockerRuntime(Clock& clock, DockerSettings settings, DockerApi api,
@@ -133,15 +164,61 @@ Result<Outcome> DockerRuntime::run(const InvocationSpec& spec, OutputSink& outpu
     return Error::unavailable(earlier.error().message);
   }
   reaper_.reapExpiredEvery(settings_.reap_interval);
+  if (std::unique_ptr<WarmSandbox> warm = prewarm_ ? prewarm_->take(spec) : nullptr) {
+    auto& container = static_cast<PrewarmedContainer&>(*warm);
+    // Named for its invocation before it learns it, so that a retry elsewhere finds it (its
+    // labels were fixed when it was made); one that cannot be renamed is dropped unused.
+    if (auto renamed = api_.rename(container.id(), containerName(spec)); renamed) {
+      ++prewarmed_runs_;
+      const std::string id = container.id();
+      http::HijackedConnection connection = container.handOver();
+      warm.reset();
+      const AtScopeEnd remove{[this, &id] { removeContainer(id); }};
+      // Exactly what a cold start would run, then the event; the timeout counts from here.
+      const std::string input = handoverInput(spec, "/app");
+      return watch(id, spec, output, std::move(connection), input, /*running=*/true);
+    } else {
+      settings_.warn("a prewarmed container could not be named for " + spec.invocationId() + ": " +
+                     renamed.error().message + " (starting a new one)");
+    }
+  }
   auto id = createContainer(spec);
   if (!id) return id.error();
   // Removal runs on every path out, including an exception from the OutputSink.
-  struct Remover {
-    DockerRuntime& runtime;
-    const std::string& id;
-    ~Remover() { runtime.removeContainer(id); }
-  } remover{*this, *id};
+  const AtScopeEnd remove{[this, &id] { removeContainer(*id); }};
   return supervise(*id, spec, output);
+}
+
+Result<std::unique_ptr<WarmSandbox>> DockerRuntime::startWarm(const InvocationSpec& spec) {
+  if (auto files = checkAppFiles(spec); !files) return files.error();
+  ContainerOptions options;
+  options.image = imageFor(spec, settings_.default_images);
+  // It waits at most max_age, then serves one invocation of at most max_timeout.
+  const auto lifetime = settings_.prewarm_settings.max_age + settings_.max_timeout +
+                        settings_.kill_grace + settings_.api_timeout + settings_.deadline_margin;
+  options.labels = {{std::string(kAppLabel), spec.app},
+                    {std::string(kOwnerLabel), owner_},
+                    {std::string(kDeadlineLabel), deadlineLabel(clock_.now() + lifetime)},
+                    {std::string(kPrewarmedLabel), "true"}};
+  options.tmpfs_options = settings_.tmpfs_options;
+  options.init = settings_.init;
+  // Nothing of any invocation: its command and environment arrive with the hand-over.
+  options.command = warmHandlerCommand(spec.language, kLauncherMount);
+  options.env = warmEnvironment(spec);
+  if (spec.language == Language::kExec) options.launcher = launcher_;
+  auto id = api_.createContainer(containerCreateBody(spec, options));
+  if (!id) return Error{id.error().kind, scrubSecrets(id.error().message, spec)};
+  auto connection = api_.attach(*id);
+  if (!connection) {
+    removeContainer(*id);
+    return connection.error();
+  }
+  if (auto started = api_.start(*id); !started) {
+    removeContainer(*id);
+    return started.error();
+  }
+  return std::unique_ptr<WarmSandbox>(
+      std::make_unique<PrewarmedContainer>(api_, settings_.warn, *id, std::move(*connection)));
 }
 
 Result<std::string> DockerRuntime::createContainer(const InvocationSpec& spec) {
@@ -155,7 +232,7 @@ Result<std::string> DockerRuntime::createContainer(const InvocationSpec& spec) {
                     {std::string(kDeadlineLabel), deadlineLabel(clock_.now() + lifetime)}};
   options.tmpfs_options = settings_.tmpfs_options;
   options.init = settings_.init;
-  auto id = api_.createContainer(containerCreateBody(spec, options));
+  auto id = api_.createContainer(containerCreateBody(spec, options), containerName(spec));
   if (id) return id;
   Error error = id.error();
   if (error.kind == ErrorKind::kNotFound) {
@@ -172,16 +249,22 @@ Result<Outcome> DockerRuntime::supervise(const std::string& id, const Invocation
                                          OutputSink& output) {
   auto connection = api_.attach(id);
   if (!connection) return connection.error();
+  return watch(id, spec, output, std::move(*connection), spec.input, /*running=*/false);
+}
+
+Result<Outcome> DockerRuntime::watch(const std::string& id, const InvocationSpec& spec,
+                                     OutputSink& output, http::HijackedConnection connection,
+                                     std::string_view input, bool running) {
   LineSplitter out(outputPrefix(spec), output);
   LineSplitter err(outputPrefix(spec), output);
-  AttachStream stream(std::move(*connection), spec.input,
+  AttachStream stream(std::move(connection), input,
                       [&out, &err](StreamKind kind, std::string_view bytes) {
                         if (kind == StreamKind::kStdout) out.feed(bytes);
                         if (kind == StreamKind::kStderr) err.feed(bytes);
                       });
 
   const MonoTime started = clock_.monotonicNow();
-  if (auto status = api_.start(id); !status) {
+  if (auto status = running ? Status{} : api_.start(id); !status) {
     // A lost reply may hide a container that did start: then it is a charged attempt.
     auto state = api_.inspect(id);
     if (!state || !state->started) return status.error();

@@ -1,7 +1,9 @@
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
@@ -12,6 +14,7 @@
 #include "runtime/docker/container_config.h"
 #include "runtime/docker/container_reaper.h"
 #include "runtime/docker/docker_api.h"
+#include "runtime/prewarm_pool.h"
 #include "runtime/runtime.h"
 
 namespace relay::runtime::docker {
@@ -35,6 +38,22 @@ struct DockerSettings {
   std::chrono::milliseconds deadline_margin{30'000};
   /// How often run() looks for containers past their deadline (left by a crashed Relay).
   std::chrono::milliseconds reap_interval{60'000};
+  /// Prewarmed one-shot containers (docs/runtimes.md "Prewarmed containers"); off: every
+  /// invocation creates its container when it arrives. Only `relay start` turns it on.
+  bool prewarm = false;
+  /// A prewarmed container waits at most max_age (then it is replaced): its deadline label
+  /// covers that wait plus the longest invocation.
+  PrewarmSettings prewarm_settings = [] {
+    PrewarmSettings containers;
+    containers.max_age = std::chrono::minutes(2);
+    return containers;
+  }();
+  /// relay-launcher, bound into the prewarmed containers of exec apps; empty: the one beside
+  /// the running executable. Without it nothing is prewarmed.
+  std::string launcher;
+  /// The longest timeout a template allows (docs/apps.md): part of a prewarmed container's
+  /// deadline, since it learns its invocation's timeout only at hand-over.
+  std::chrono::milliseconds max_timeout{300'000};
 };
 
 /// Runs each invocation in a fresh container through the Docker Engine API on a unix socket
@@ -55,8 +74,11 @@ class DockerRuntime final : public Runtime {
   /// started: daemon unreachable, image missing, create/attach/start refused, an earlier
   /// attempt's container that could not be removed. It first removes the containers of earlier
   /// attempts of the same invocation (ContainerReaper::reapInvocation) and, every
-  /// reap_interval, those past their deadline.
+  /// reap_interval, those past their deadline. A prewarmed container of the app, when one is
+  /// ready, is renamed for the invocation and handed it; else one is created for it.
   Result<Outcome> run(const InvocationSpec& spec, OutputSink& output) override;
+  /// Removes the app's prewarmed containers.
+  void forget(const std::string& app) override;
   /// Checks the app directory and handler file, pings the daemon and looks the image up;
   /// blocks for at most two API calls.
   Availability availability(const InvocationSpec& app_spec) const override;
@@ -70,12 +92,26 @@ class DockerRuntime final : public Runtime {
   /// This instance's value of the `relay.owner` label.
   const std::string& owner() const { return owner_; }
   const DockerApi& api() const { return api_; }
+  /// The prewarm pool; null when prewarming is off or relay-launcher was not found.
+  PrewarmPool* prewarmPool() const { return prewarm_.get(); }
+  /// How many invocations were handed to a prewarmed container.
+  std::uint64_t prewarmedRuns() const { return prewarmed_runs_.load(); }
 
  private:
   DockerRuntime(Clock& clock, DockerSettings settings, DockerApi api, std::string owner,
                 std::string hostname);
   Result<std::string> createContainer(const InvocationSpec& spec);
+  /// A container of spec's app and shape, started, waiting in relay-launcher (or a warm
+  /// interpreter) for its hand-over.
+  Result<std::unique_ptr<WarmSandbox>> startWarm(const InvocationSpec& spec);
+  /// A fresh name for a container of spec's invocation (invocationNamePrefix).
+  std::string containerName(const InvocationSpec& spec);
+  /// Attaches, starts and watches a created container.
   Result<Outcome> supervise(const std::string& id, const InvocationSpec& spec, OutputSink& output);
+  /// Feeds `input` over `connection`, forwards output and waits, with the timeout from now;
+  /// starts the container first unless it runs already (a prewarmed one).
+  Result<Outcome> watch(const std::string& id, const InvocationSpec& spec, OutputSink& output,
+                        http::HijackedConnection connection, std::string_view input, bool running);
   /// The failed Outcome of a handler that started but whose end Relay could not observe; the
   /// container is killed (best effort) so it cannot run on.
   Outcome failedAfterStart(const std::string& id, const std::string& why, MonoTime started);
@@ -86,6 +122,10 @@ class DockerRuntime final : public Runtime {
   DockerApi api_;
   std::string owner_;
   ContainerReaper reaper_;
+  std::string launcher_;
+  std::atomic<std::uint64_t> prewarmed_runs_{0};
+  std::atomic<std::uint64_t> names_{0};
+  std::unique_ptr<PrewarmPool> prewarm_;  // last: its warmer uses the members above
 };
 
 }  // namespace relay::runtime::docker

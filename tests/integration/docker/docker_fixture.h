@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,19 +31,30 @@ class DockerFixture : public ::testing::Test {
   }
   /// Runs `spec`, failing the test on an Error.
   Outcome mustRun(const InvocationSpec& spec) {
-    auto outcome = runtime_->run(spec, sink_);
+    auto outcome = runDockerOnce(*runtime_, spec, sink_);
     EXPECT_TRUE(outcome.ok()) << outcome.error().message;
     return outcome.ok() ? *outcome : Outcome{false, "error", {}};
   }
   std::string output(const InvocationSpec& spec) const {
     return sink_.text("[" + spec.app + "/" + spec.handler + "] ");
   }
-  /// Containers still labelled with this invocation (there should be none after run()).
+  /// Containers of this invocation, labelled or named for it (a prewarmed one is named at
+  /// hand-over): there should be none after run().
   std::vector<docker::ContainerSummary> containersOf(const InvocationSpec& spec) const {
     auto listed = runtime_->api().listContainers(std::string(docker::kInvocationLabel) + "=" +
                                                  spec.invocationId());
     EXPECT_TRUE(listed.ok()) << listed.error().message;
-    return listed.ok() ? *listed : std::vector<docker::ContainerSummary>{};
+    auto named =
+        runtime_->api().listContainersNamed(docker::invocationNamePrefix(spec.invocationId()));
+    EXPECT_TRUE(named.ok()) << named.error().message;
+    std::vector<docker::ContainerSummary> all =
+        listed.ok() ? *listed : std::vector<docker::ContainerSummary>{};
+    for (const auto& container : named.ok() ? *named : std::vector<docker::ContainerSummary>{}) {
+      const bool seen = std::any_of(all.begin(), all.end(),
+                                    [&](const auto& other) { return other.id == container.id; });
+      if (!seen) all.push_back(container);
+    }
+    return all;
   }
 
   SystemClock clock_;

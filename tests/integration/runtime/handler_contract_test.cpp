@@ -1,6 +1,7 @@
 // The handler contract (docs/runtimes.md "Contract"), run against each backend: the same file is
 // built once per backend with RELAY_TEST_BACKEND_* selecting it (PREWARMED: the sandbox backend
-// with every invocation handed to a prewarmed sandbox).
+// with every invocation handed to a prewarmed sandbox; DOCKER with RELAY_TEST_PREWARMED_DOCKER:
+// every invocation handed to a prewarmed container).
 #include <fcntl.h>
 #include <linux/keyctl.h>
 #include <sys/stat.h>
@@ -39,9 +40,29 @@ class SandboxUnderTest final : public Runtime {
 };
 #endif
 
+#if defined(RELAY_TEST_BACKEND_DOCKER)
+// The docker runtime through runDockerOnce (docker_test_env.h): in the prewarmed build each run
+// is handed to a container prepared for it (docs/runtimes.md "Prewarmed containers").
+class DockerUnderTest final : public Runtime {
+ public:
+  explicit DockerUnderTest(std::unique_ptr<docker::DockerRuntime> docker)
+      : docker_(std::move(docker)) {}
+  std::string_view name() const override { return "docker"; }
+  Result<Outcome> run(const InvocationSpec& spec, OutputSink& output) override {
+    return runDockerOnce(*docker_, spec, output);
+  }
+  Availability availability(const InvocationSpec& spec) const override {
+    return docker_->availability(spec);
+  }
+
+ private:
+  std::unique_ptr<docker::DockerRuntime> docker_;
+};
+#endif
+
 std::unique_ptr<Runtime> makeRuntime(Clock& clock) {
 #if defined(RELAY_TEST_BACKEND_DOCKER)
-  return makeDockerTestRuntime(clock);
+  return std::make_unique<DockerUnderTest>(makeDockerTestRuntime(clock));
 #elif defined(RELAY_TEST_BACKEND_SANDBOX) || defined(RELAY_TEST_BACKEND_PREWARMED)
   return std::make_unique<SandboxUnderTest>(makeSandboxTestRuntime(clock));
 #else
