@@ -54,6 +54,10 @@ void makeReadable(const fs::path& root) {
   }
 }
 
+// What Relay ignores of an image (docs/runtimes.md "Image roots"): a handler still runs, as
+// uid 65534 in /app, whatever the image's entrypoint, command, user and working directory say.
+const std::string kIgnored = "ENTRYPOINT [\"/bin/false\"]\nCMD [\"never\"]\nUSER 0\nWORKDIR /tmp\n";
+
 // What the tests of one process share, each made at its first use (ctest runs every test in a
 // process of its own, so a test fetches and builds only what it needs): the packages and the
 // images that carry them.
@@ -95,8 +99,9 @@ class Shared {
     auto packages = pythonPackages();
     if (!packages) return packages.error();
     const auto images = runtime::testing::dockerTestSettings().default_images;
-    return image("python3", *packages, "packages",
-                 "FROM " + images.python3 + "\nCOPY packages/ /usr/lib/python3/dist-packages/\n");
+    return image(
+        "python3", *packages, "packages",
+        "FROM " + images.python3 + "\nCOPY packages/ /usr/lib/python3/dist-packages/\n" + kIgnored);
   }
   /// The node test image with /node_modules/ms: ESM resolves packages only from node_modules
   /// beside or above the handler, and /app is the app's mount.
@@ -105,7 +110,7 @@ class Shared {
     if (!modules) return modules.error();
     const auto images = runtime::testing::dockerTestSettings().default_images;
     return image("node", *modules, "node_modules",
-                 "FROM " + images.node + "\nCOPY node_modules/ /node_modules/\n");
+                 "FROM " + images.node + "\nCOPY node_modules/ /node_modules/\n" + kIgnored);
   }
 
  private:
@@ -159,9 +164,11 @@ class Dependencies : public ::testing::TestWithParam<std::string> {
     app(name, "python3", extra, "handlers.table.render", "handlers/table.py",
         "import tabulate as package\n"
         "from tabulate import tabulate\n"
+        "import os\n"
         "def render(event):\n"
         "    print(tabulate(event['rows'], headers=['name', 'qty'], tablefmt='github'))\n"
-        "    print('tabulate from', package.__file__)\n");
+        "    print('tabulate from', package.__file__)\n"
+        "    print('uid', os.getuid(), 'in', os.getcwd())\n");
   }
   void nodeApp(const std::string& name, const std::string& extra) {
     app(name, "node", extra, "handlers.duration.parse", "handlers/duration.mjs",
@@ -228,6 +235,7 @@ TEST_P(Dependencies, APythonAppTakesItsPackagesFromItsImage) {
   EXPECT_NE(ran.output.find("tabulate from /usr/lib/python3/dist-packages/tabulate.py"),
             std::string::npos)
       << ran.output;
+  EXPECT_NE(ran.output.find("uid 65534 in /app"), std::string::npos) << ran.output;
   const Ran shown = inspect("report");
   const Ran id = shell("docker image inspect --format '{{.Id}}' " + image);
   ASSERT_EQ(id.code, 0);
