@@ -7,16 +7,22 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "common/system_clock.h"
 #include "e2e/spawn_baseline.h"
 #include "e2e/stream_probe.h"
 #include "e2e/worker_process.h"
+#include "http/client.h"
 #include "redis/connection.h"
 #include "runtime/child_process.h"
+#include "runtime/docker/docker_api.h"
 #include "runtime/handler_command.h"
+#include "runtime/image/image_cache.h"
 #include "runtime/sandbox/bwrap_command.h"
 #include "runtime/sandbox/sandbox_probe.h"
 #include "runtime/sandbox/sandbox_settings.h"
@@ -166,8 +172,8 @@ DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
   return result;
 }
 
-LatencyResult workerLatency(const BenchContext& context, const std::string& runtime, int per_second,
-                            int events) {
+LatencyResult workerLatency(const BenchContext& context, const std::string& runtime,
+                            double per_second, int events) {
   LatencyResult result;
   auto redis = connect(context.redis);
   if (!redis) return failure<LatencyResult>("cannot connect to Redis");
@@ -181,7 +187,7 @@ LatencyResult workerLatency(const BenchContext& context, const std::string& runt
       startWorker(context, apps, target.runtime, stream, context.redis.port, probe, error);
   if (!worker) return failure<LatencyResult>(error);
   std::map<std::string, long long> added;  // id -> realtime ns just before its XADD
-  const auto period = std::chrono::nanoseconds(1'000'000'000LL / per_second);
+  const auto period = std::chrono::nanoseconds(static_cast<long long>(1e9 / per_second));
   auto next = SteadyClock::now();
   for (int i = 0; i < events; ++i) {
     std::this_thread::sleep_until(next);
@@ -287,20 +293,51 @@ BareCommands bareCommands(const BenchContext& context) {
                      .c_str()) != 0) {
     commands.docker_problem = "image " + context.docker_image + " missing or no daemon";
   } else {
-    commands.docker = {"/usr/bin/docker",
-                       "run",
-                       "--rm",
-                       "--network",
-                       "none",
-                       "--read-only",
-                       "--mount",
-                       "type=bind,src=" + app + ",dst=/app,readonly",
-                       "-e",
-                       "RELAY_MESSAGE_ID=bare",
-                       context.docker_image,
-                       "/app/bin/stamp"};
+    const std::vector<std::string> options = {"--network",
+                                              "none",
+                                              "--read-only",
+                                              "--mount",
+                                              "type=bind,src=" + app + ",dst=/app,readonly",
+                                              "-e",
+                                              "RELAY_MESSAGE_ID=bare",
+                                              context.docker_image,
+                                              "/app/bin/stamp"};
+    commands.docker = {"/usr/bin/docker", "run", "--rm"};
+    commands.docker.insert(commands.docker.end(), options.begin(), options.end());
+    commands.docker_create = {"/usr/bin/docker", "create"};
+    commands.docker_create.insert(commands.docker_create.end(), options.begin(), options.end());
   }
   return commands;
+}
+
+UnpackResult unpackImage(const BenchContext& context, const std::string& image) {
+  UnpackResult result;
+  relay::SystemClock clock;
+  const char* host = std::getenv("DOCKER_HOST");
+  const std::string docker_host = host != nullptr && *host ? host : "unix:///var/run/docker.sock";
+  runtime::docker::DockerApi api(
+      http::Client(http::UnixSocket{docker_host.substr(7)}, clock, "docker daemon"),
+      std::chrono::seconds(60));
+  runtime::image::ImageCacheSettings settings;
+  settings.dir = context.root / ("unpack-" + std::to_string(std::hash<std::string>{}(image)));
+  auto cache = runtime::image::ImageCache::create(settings, clock, &api);
+  if (!cache.ok()) return failure<UnpackResult>(cache.error().message);
+  const auto start = SteadyClock::now();
+  auto root = (*cache)->acquire(image);
+  result.seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
+  if (!root.ok()) return failure<UnpackResult>(root.error().message);
+  result.cache_bytes = (*root)->bytes();
+  const std::string size_command =
+      "/usr/bin/docker image inspect --format '{{.Size}}' " + image + " 2>/dev/null";
+  if (FILE* pipe = ::popen(size_command.c_str(), "r")) {
+    unsigned long long size = 0;
+    if (std::fscanf(pipe, "%llu", &size) == 1) result.image_bytes = size;
+    ::pclose(pipe);
+  }
+  root->reset();
+  std::error_code ec;
+  fs::remove_all(settings.dir, ec);
+  return result;
 }
 
 double percentile(std::vector<double> samples, double p) {

@@ -62,8 +62,18 @@ struct LatencyResult {
   long missing = 0;
   std::string error;
 };
-LatencyResult workerLatency(const BenchContext& context, const std::string& runtime, int per_second,
-                            int events);
+LatencyResult workerLatency(const BenchContext& context, const std::string& runtime,
+                            double per_second, int events);
+
+/// One image unpacked into a fresh cache, as the sandbox runtime unpacks it (docs/runtimes.md
+/// "Image roots").
+struct UnpackResult {
+  double seconds = 0;             // the export and unpack, measured from outside
+  std::uint64_t cache_bytes = 0;  // what its entry takes in the cache
+  std::uint64_t image_bytes = 0;  // the image's size as the daemon reports it
+  std::string error;
+};
+UnpackResult unpackImage(const BenchContext& context, const std::string& image);
 
 /// Worker RSS idle and with `backlog` matched events whose handler takes a while.
 struct MemoryResult {
@@ -83,7 +93,8 @@ struct BareCommands {
   /// builder, docs/runtimes.md "sandbox") and `relay_seccomp` for --seccomp 3; no cgroup.
   std::vector<std::string> relay_bwrap;
   std::optional<runtime::SeccompFilter> relay_seccomp;
-  std::vector<std::string> docker;  // empty when docker cannot be measured
+  std::vector<std::string> docker;         // empty when docker cannot be measured
+  std::vector<std::string> docker_create;  // the same container created, for `docker start -a`
   std::string docker_problem;
 };
 BareCommands bareCommands(const BenchContext& context);

@@ -7,9 +7,13 @@
 //   (c) XADD -> handler start p50/p99 at 50 events/s per runtime       goal p50 <= 2x bare start
 //   (d) worker RSS idle and under a backlog                            goal idle < 20 MB
 //   (e) Redis round trips and commands per message, worker CPU per invocation
+//   (f) image roots: sandbox-with-image XADD -> start at 50/s and matched throughput against the
+//       host-root sandbox (goals p50 <= 2x, >= 0.8x), unpack time and cache size per test image
+//   (c) docker also: prewarmed containers at a rate the daemon sustains against a paced bare
+//       `docker start -a` of a created container (goal p50 <= 2x)
 //
 //   e2e_bench --relay PATH --stamp PATH [--messages N] [--matched N] [--latency-events N]
-//             [--backlog N] [--only a,b,c,d,e] [--runtimes process,sandbox,docker]
+//             [--backlog N] [--only a,b,c,d,e,f] [--runtimes process,sandbox,docker]
 // --runtimes limits cases (b) and (c) to the runtimes named (all three by default).
 #include <sys/stat.h>
 #include <unistd.h>
@@ -139,7 +143,7 @@ int main(int argc, char** argv) {
   BenchContext context;
   long messages = 20000, matched = 400, backlog = 1'000'000;
   int latency_events = 250;
-  std::string only = "abcde";
+  std::string only = "abcdef";
   std::string runtimes = "process,sandbox,docker";
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string flag = argv[i];
@@ -298,6 +302,87 @@ int main(int argc, char** argv) {
         continue;
       }
       printLatency(("docker@" + std::to_string(sustainable) + "/s").c_str(), start, slower);
+      // The same rate against what a prewarmed container saves: a container created ahead,
+      // then started attached (docs/runtimes.md "Prewarmed containers").
+      const BareCommand create{bare.docker_create, baseEnv(), {}, {}, {}};
+      const auto period = std::chrono::microseconds(1'000'000 / sustainable);
+      const std::vector<double> created =
+          createdStartLatencies(create, std::max(10, c.events / 2), period);
+      if (created.empty()) {
+        failed("docker start -a", "the created containers did not start");
+        continue;
+      }
+      const double relay_p50 = percentile(slower.samples, 50);
+      std::printf(
+          "  %-10s bare `docker start -a` of a created container at %d/s: p50 %.2f p99 %.2f;"
+          " relay's p50 (prewarmed containers, %d/s) %.2f, %.2fx of it  goal <= 2x\n",
+          "", sustainable, percentile(created, 50), percentile(created, 99), sustainable, relay_p50,
+          relay_p50 / percentile(created, 50));
+    }
+  }
+  if (wants('f') && !bare.docker.empty()) {
+    std::printf("(f) image roots (docs/runtimes.md \"Image roots\"): %s under the sandbox\n",
+                context.docker_image.c_str());
+    // Unpacked once per digest: what a new image costs, for every test image.
+    for (const char* variable : {"RELAY_TEST_DOCKER_EXEC_IMAGE", "RELAY_TEST_DOCKER_PYTHON3_IMAGE",
+                                 "RELAY_TEST_DOCKER_NODE_IMAGE"}) {
+      const char* value = std::getenv(variable);
+      if (value == nullptr || *value == '\0') continue;
+      const UnpackResult unpacked = unpackImage(context, value);
+      if (!unpacked.error.empty()) {
+        failed(std::string("unpack ") + value, unpacked.error);
+        continue;
+      }
+      std::printf("  unpack %-34s %8.2f s, cache %7.1f MiB (docker reports %.1f MiB)\n", value,
+                  unpacked.seconds, unpacked.cache_bytes / 1048576.0,
+                  unpacked.image_bytes / 1048576.0);
+    }
+    // XADD -> start at 50/s: the host root and the image root alternated, twice each.
+    LatencyResult host, image;
+    for (int round = 0; round < 2; ++round) {
+      for (auto [target, into] :
+           {std::pair{"sandbox", &host}, std::pair{"sandbox+image", &image}}) {
+        const LatencyResult run = workerLatency(context, target, 50, latency_events / 2);
+        if (!run.error.empty()) {
+          failed(target, run.error);
+          continue;
+        }
+        into->samples.insert(into->samples.end(), run.samples.begin(), run.samples.end());
+        into->missing += run.missing;
+      }
+    }
+    for (auto [name, result] : {std::pair{"host", &host}, std::pair{"image", &image}}) {
+      std::printf("  %-5s root percentiles 10/25/50/75/90:", name);
+      for (const double p : {10.0, 25.0, 50.0, 75.0, 90.0}) {
+        std::printf(" %.2f", percentile(result->samples, p));
+      }
+      std::printf(" ms\n");
+    }
+    if (!host.samples.empty() && !image.samples.empty()) {
+      const double host_p50 = percentile(host.samples, 50);
+      const double image_p50 = percentile(image.samples, 50);
+      std::printf("  XADD -> start at 50/s, host root:  p50 %8.2f p99 %8.2f ms (%zu events)\n",
+                  host_p50, percentile(host.samples, 99), host.samples.size());
+      std::printf(
+          "  XADD -> start at 50/s, image root: p50 %8.2f p99 %8.2f ms (%zu events)"
+          "  %.2fx  goal <= 2x\n",
+          image_p50, percentile(image.samples, 99), image.samples.size(), image_p50 / host_p50);
+    }
+    // Matched no-op throughput, the host root as the baseline, in rounds like case (b).
+    std::string error;
+    const std::vector<Round> rounds = interleavedRounds(
+        "host-root sandbox",
+        [&] { return workerDrain(context, "sandbox", kMatchedEvent, matched, false).rate; },
+        [&] { return workerDrain(context, "sandbox+image", kMatchedEvent, matched, false); },
+        error);
+    if (!error.empty()) {
+      failed("sandbox+image", error);
+    } else {
+      const Round& median = rounds[rounds.size() / 2];
+      row("host-root sandbox (median round)", median.baseline, "msg/s", 1.0, "baseline");
+      row("image-root sandbox (median round)", median.relay.rate, "msg/s", median.ratio(),
+          "goal >= 0.8x");
+      printRoundsSpread(rounds);
     }
   }
   if (wants('d')) {

@@ -108,6 +108,21 @@ std::vector<double> samplesFromHelper(const BareCommand& command,
   return samples;
 }
 
+// Runs `command` to its end; its stdout, or nullopt when it failed.
+std::optional<std::string> outputOf(const BareCommand& command) {
+  int pipe[2];
+  if (::pipe2(pipe, O_CLOEXEC) != 0) return std::nullopt;
+  const pid_t pid = launch(command, pipe[1]);
+  ::close(pipe[1]);
+  std::string output;
+  char buffer[512];
+  for (ssize_t n; (n = ::read(pipe[0], buffer, sizeof buffer)) > 0;) output.append(buffer, n);
+  ::close(pipe[0]);
+  int status = 0;
+  if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !succeeded(status)) return std::nullopt;
+  return output;
+}
+
 }  // namespace
 
 double bareSpawnRate(const BareCommand& command, int concurrency, int count) {
@@ -228,6 +243,36 @@ std::vector<double> bareArrivalLatencies(const BareCommand& command, int count,
     }
     return true;
   });
+}
+
+std::vector<double> createdStartLatencies(const BareCommand& create, int count,
+                                          std::chrono::microseconds pace) {
+  std::vector<std::string> ids;
+  std::vector<double> samples;
+  bool ok = true;
+  for (int i = 0; i < count && ok; ++i) {
+    const std::optional<std::string> id = outputOf(create);
+    ok = id && !id->empty();
+    if (ok) ids.push_back(id->substr(0, id->find_first_of("\r\n")));
+  }
+  auto next = std::chrono::steady_clock::now();
+  for (const std::string& id : ids) {
+    if (!ok) break;
+    std::this_thread::sleep_until(next);
+    next += pace;
+    const BareCommand start{{create.argv[0], "start", "-a", id}, create.env, {}, {}, {}};
+    const long long before = realtimeNs();
+    const std::optional<std::string> output = outputOf(start);
+    double sample = 0;
+    ok = output && stampSample(*output, before, sample);
+    if (ok) samples.push_back(sample);
+  }
+  if (!ids.empty()) {
+    BareCommand remove{{create.argv[0], "rm", "-f"}, create.env, {}, {}, {}};
+    remove.argv.insert(remove.argv.end(), ids.begin(), ids.end());
+    (void)outputOf(remove);
+  }
+  return ok ? samples : std::vector<double>{};
 }
 
 }  // namespace relay::bench

@@ -54,4 +54,12 @@ std::vector<double> bareStartLatencies(const BareCommand& command, int count,
 std::vector<double> bareArrivalLatencies(const BareCommand& command, int count,
                                          std::chrono::microseconds pace, int concurrency);
 
+/// `docker start -a` of containers created ahead: `create` (a `docker create ...` that prints the
+/// new container's id) runs `count` times first, untimed; then the containers are started one
+/// at a time, one due every `pace`, each attached, and a sample is its stamp's time minus the
+/// time just before its start. Every container is removed afterwards. Milliseconds; empty when
+/// one failed.
+std::vector<double> createdStartLatencies(const BareCommand& create, int count,
+                                          std::chrono::microseconds pace);
+
 }  // namespace relay::bench
