@@ -133,6 +133,8 @@ Status TarReader::header() {
       !tarNumber(block_, 136, 12, mtime)) {
     return fail("malformed number field");
   }
+  // Far beyond any real member; keeps the padding arithmetic below from overflowing.
+  if (size > (std::uint64_t{1} << 62)) return fail("member size too large");
   const char type = block_[156];
   if (type == 'x' || type == 'g' || type == 'L' || type == 'K') {
     if (size > kMaxExtendedHeader) return fail("extended header larger than 1 MiB");
