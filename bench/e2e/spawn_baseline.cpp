@@ -161,19 +161,10 @@ std::vector<double> bareStartLatencies(const BareCommand& command, int count,
     for (int i = 0; i < count; ++i) {
       std::this_thread::sleep_until(next);
       next += pace;
-      int pipe[2];
-      if (::pipe2(pipe, O_CLOEXEC) != 0) return false;
       const long long before = realtimeNs();
-      const pid_t pid = launch(command, pipe[1]);
-      ::close(pipe[1]);
-      std::string output;
-      char buffer[512];
-      for (ssize_t n; (n = ::read(pipe[0], buffer, sizeof buffer)) > 0;) output.append(buffer, n);
-      ::close(pipe[0]);
-      int status = 0;
+      const std::optional<std::string> output = outputOf(command);
       double sample = 0;
-      if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !succeeded(status) ||
-          !stampSample(output, before, sample) ||
+      if (!output || !stampSample(*output, before, sample) ||
           ::write(results, &sample, sizeof sample) != sizeof sample) {
         return false;
       }
