@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -117,15 +118,17 @@ class Shared {
   Result<std::string> image(const std::string& kind, const fs::path& files, const std::string& name,
                             const std::string& dockerfile) {
     const std::string tag = "relay-test-deps/" + kind + ":" + std::to_string(::getpid());
+    // Built once per process: both runtimes' tests use it when the suite runs as one process.
+    if (std::find(images_.begin(), images_.end(), tag) != images_.end()) return tag;
     const fs::path context = work() / (kind + "-image");
     fs::create_directories(context);
     fs::copy(files, context / name, fs::copy_options::recursive);
     std::ofstream(context / "Dockerfile") << dockerfile;
-    images_.push_back(tag);
     // The classic builder: FROM a local image needs no registry.
     const Ran built = shell("DOCKER_BUILDKIT=0 docker build -q --label relay.test-deps=" +
                             std::to_string(::getpid()) + " -t " + tag + " " + quoted(context));
     if (built.code != 0) return Error::unavailable("docker build " + tag + ": " + built.output);
+    images_.push_back(tag);
     return tag;
   }
 
