@@ -320,7 +320,10 @@ int main(int argc, char** argv) {
           relay_p50 / percentile(created, 50));
     }
   }
-  if (wants('f') && !bare.docker.empty()) {
+  if (wants('f') && bare.docker.empty()) {
+    // The image comes from the daemon's export: without it there is nothing to measure.
+    failed("(f) image roots", bare.docker_problem);
+  } else if (wants('f')) {
     std::printf("(f) image roots (docs/runtimes.md \"Image roots\"): %s under the sandbox\n",
                 context.docker_image.c_str());
     // Unpacked once per digest: what a new image costs, for every test image.
