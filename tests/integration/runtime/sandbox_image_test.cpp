@@ -154,5 +154,46 @@ TEST_F(SandboxImage, AnOciLayoutDirectoryNeedsNoDaemon) {
   EXPECT_NE(by_name.reason.find("no-daemon.sock"), std::string::npos) << by_name.reason;
 }
 
+TEST_F(SandboxImage, AnImageWhoseLayerFailsItsDigestIsUnavailableAndNothingRuns) {
+  relay::testing::TempDir dir;
+  const std::string reference = ociLayoutOf(execImage(), dir.path(), clock_);
+  ASSERT_FALSE(reference.empty()) << "could not export " << execImage();
+  // busybox's layer swapped for one whose /bin/sh would print "tampered": the manifest (the
+  // image's digest) is unchanged, the layer's bytes no longer match the digest it names.
+  const std::string evil =
+      relay::testing::gzipped(relay::testing::TarBuilder()
+                                  .file("bin/sh", "#!/bin/busybox sh\necho tampered\n", 0755)
+                                  .finish());
+  int swapped = 0;
+  for (const auto& blob : fs::directory_iterator(dir.path() / "layout/blobs/sha256")) {
+    if (fs::file_size(blob.path()) > 100'000) {  // the layer, not the manifest or config
+      std::ofstream(blob.path(), std::ios::binary | std::ios::trunc) << evil;
+      ++swapped;
+    }
+  }
+  ASSERT_EQ(swapped, 1);
+  // A cache of its own: the other tests' caches may hold this digest, unpacked from the
+  // untampered layout.
+  relay::testing::TempDir cache;
+  SandboxSettings settings = sandboxTestSettings();
+  settings.prewarm = false;
+  settings.image_cache.dir = cache.path() / "images";
+  settings.docker_host = dockerTestSettings().docker_host;
+  auto sandbox = SandboxRuntime::create(clock_, settings);
+  const InvocationSpec spec = script("echo ran", reference);
+  const Availability available = sandbox->availability(spec);
+  EXPECT_FALSE(available.available);
+  EXPECT_NE(available.reason.find("digest"), std::string::npos) << available.reason;
+  const auto outcome = sandbox->run(spec, sink_);
+  ASSERT_FALSE(outcome.ok());
+  EXPECT_EQ(outcome.error().kind, ErrorKind::kUnavailable);
+  EXPECT_FALSE(sink_.contains("ran"));
+  EXPECT_FALSE(sink_.contains("tampered"));
+  // Nothing of it is left in the cache: only the staging area's parent remains, empty.
+  for (const auto& entry : fs::directory_iterator(settings.image_cache.dir)) {
+    ADD_FAILURE() << "left in the cache: " << entry.path();
+  }
+}
+
 }  // namespace
 }  // namespace relay::runtime::testing
