@@ -1,10 +1,13 @@
 // The real `relay` binary, end to end: example apps on the sandbox runtime, events published
 // with redis-cli, a real redis-server.
+#include <sys/stat.h>
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
 
 #include "fakes/temp_dir.h"
+#include "invocation/keys.h"
 #include "support/redis_server.h"
 #include "support/spawned_process.h"
 
@@ -82,6 +85,45 @@ TEST_F(RelayStart, PasswordInRedisUriIsNeverLogged) {
   relay.wait();
   EXPECT_EQ(relay.log().find("s3cr3t-pw"), std::string::npos) << relay.log();
   EXPECT_NE(relay.log().find("WITHOUT isolation"), std::string::npos);
+}
+
+TEST_F(RelayStart, AnAppWhoseImageIsMissingLeavesItsMessagesPendingUncharged) {
+  // An image that is missing (an OCI layout directory that is not there: no daemon needed) goes
+  // down the usual path (docs/runtimes.md "Image roots"): unavailable with the reason, the
+  // message parked, never run, never charged, never dead-lettered.
+  TempDir apps;
+  ::chmod(apps.path().c_str(), 0755);
+  const std::string image = "oci:" + (apps.path() / "no-such-layout").string();
+  apps.write("pinned/template.yaml", "runtime: exec\nimage: " + image +
+                                         "\nevents:\n  - handler: bin/h.sh\n"
+                                         "    pattern: {kind: [go]}\n");
+  apps.write("pinned/bin/h.sh", "#!/bin/sh\necho ran\n");
+  ::chmod((apps.path() / "pinned/bin/h.sh").c_str(), 0755);
+  SpawnedProcess relay(
+      {RELAY_BINARY, "start", "--apps", apps.path().string(), "--runtime", "sandbox"},
+      {"REDIS_URI=" + server().uri(), "RELAY_CONSUMER=e2e", "RELAY_HTTP_ADDR=127.0.0.1:0",
+       "RELAY_IMAGE_CACHE=" + (logs_.path() / "images").string()},
+      (logs_.path() / "relay.log").string());
+  ASSERT_TRUE(relay.waitForLog("relay started")) << relay.log();
+  publish(R"({"kind":"go"})");
+  ASSERT_TRUE(relay.waitForLog("app unavailable here")) << relay.log();
+  EXPECT_NE(relay.log().find("no-such-layout"), std::string::npos) << "the reason names it";
+  EXPECT_EQ(pending(), 1);
+  auto connection = server().connect();
+  // No attempt was charged: the message's state holds its plan and nothing of the handler
+  // (docs/pipeline.md "State in Redis").
+  const auto range = connection->command({"XRANGE", "events", "-", "+"});
+  ASSERT_TRUE(range.ok() && range->size() == 1);
+  const std::string id(*(*(*range->at(0)).at(0)).string());
+  const auto charged = connection->command(
+      {"HGET", invocation::StreamKeys{"events", "relay"}.state(id), "pinned/bin/h.sh"});
+  ASSERT_TRUE(charged.ok());
+  EXPECT_TRUE(charged->isNil()) << "an attempt was recorded";
+  relay.signal(SIGTERM);
+  EXPECT_EQ(WEXITSTATUS(relay.wait()), 0);
+  EXPECT_EQ(relay.log().find("[pinned/bin/h.sh] ran"), std::string::npos) << relay.log();
+  EXPECT_EQ(relay.log().find("dead-letter"), std::string::npos) << relay.log();
+  EXPECT_EQ(pending(), 1) << "still there for a worker that can run it";
 }
 
 }  // namespace
