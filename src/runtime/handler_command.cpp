@@ -5,15 +5,26 @@ namespace {
 
 // argv: <handler a.b.fn> <app root>. Imports a/b.py from the app root, calls fn(event) with the
 // decoded stdin JSON (awaiting it when it is a coroutine). An exception fails the invocation
-// (traceback on stderr, exit 1); sys.exit(n) exits n as usual.
+// (traceback on stderr, exit 1); sys.exit(n) exits n as usual. Integers of any length decode:
+// Relay accepts them (docs/patterns.md "Events"), while Python 3.11+ refuses int() of more
+// than 4300 digits unless its limit is lifted, here for the event only.
 constexpr const char* kPythonBootstrap = R"PY(
 import asyncio, importlib, inspect, json, sys, traceback
 sys.dont_write_bytecode = True
 handler, app_root = sys.argv[1], sys.argv[2]
 module_name, _, function_name = handler.rpartition(".")
 sys.path.insert(0, app_root)
+def _relay_decode(data):
+    if not hasattr(sys, "set_int_max_str_digits"):
+        return json.loads(data)
+    saved = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return json.loads(data)
+    finally:
+        sys.set_int_max_str_digits(saved)
 try:
-    event = json.loads(sys.stdin.buffer.read())
+    event = _relay_decode(sys.stdin.buffer.read())
     function = getattr(importlib.import_module(module_name), function_name)
     result = function(event)
     if inspect.isawaitable(result):

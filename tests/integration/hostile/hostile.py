@@ -240,5 +240,13 @@ def forge_log(event):
     done()
 
 
+def number_digits(event):
+    """Prints the last nine digits and the bit length of the event's `n`: the bootstrap parsed
+    it whole (str() of it would meet Python's own limit again: that is the handler's)."""
+    n = event["n"]
+    print(f"EXACT {type(n).__name__} {n % 10**9} {n.bit_length()}", flush=True)
+    done()
+
+
 if __name__ == "__main__":
     sys.exit("run through relay")

@@ -44,18 +44,36 @@ class HostileHandler : public RedisTest {
   int port() const { return port_; }
 
   /// An app running hostile.py (python3 runtime) whose handler `hostile.<function>` runs for
-  /// events `{"attempt": "<function>"}`; `extra_yaml` adds top-level template keys.
+  /// events `{"attempt": "<function>"}`; `extra_yaml` adds top-level template keys, `files`
+  /// more files (path inside the app, content), `runtime` another language (the files must
+  /// then hold the handler module).
   void addApp(const std::string& name, const std::vector<std::string>& functions,
-              const std::string& extra_yaml = "") {
-    std::string yaml = "runtime: python3\n" + extra_yaml + "events:\n";
+              const std::string& extra_yaml = "",
+              const std::vector<std::pair<std::string, std::string>>& files = {},
+              const std::string& runtime = "python3") {
+    std::string yaml = "runtime: " + runtime + "\n" + extra_yaml + "events:\n";
     for (const std::string& function : functions) {
       yaml += "  - handler: hostile." + function + "\n    pattern: {attempt: [" + function +
               "]}\n    retries: 0\n";
     }
     apps_.write(name + "/template.yaml", yaml);
-    std::filesystem::copy_file(RELAY_HOSTILE_PY, apps_.path() / name / "hostile.py");
+    if (runtime == "python3") {
+      std::filesystem::copy_file(RELAY_HOSTILE_PY, apps_.path() / name / "hostile.py");
+    }
+    for (const auto& [path, content] : files) apps_.write(name + "/" + path, content);
+    // World-readable with searchable directories: every app has a sandbox user of its own.
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(apps_.path() / name)) {
+      ::chmod(entry.path().c_str(), entry.is_directory() ? 0755 : 0644);
+    }
     ::chmod((apps_.path() / name).c_str(), 0755);
-    ::chmod((apps_.path() / name / "hostile.py").c_str(), 0644);
+  }
+
+  /// A Redis connection to the test's server (with the password).
+  std::unique_ptr<redis::Connection> connect() const {
+    auto endpoint = redis::parseRedisUri(redisUri());
+    auto connection = redis::Connection::create(*endpoint);
+    EXPECT_TRUE(connection.ok()) << connection.error().message;
+    return connection.ok() ? std::move(connection).value() : nullptr;
   }
 
   /// Starts `relay start` on the apps and waits until it runs.
