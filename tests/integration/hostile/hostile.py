@@ -240,6 +240,33 @@ def forge_log(event):
     done()
 
 
+def sockets(event):
+    """Socket families a network namespace does not confine (AF_VSOCK reaches the host or
+    hypervisor) or that open rarely used kernel code (AF_ALG, AF_PACKET, AF_XDP)."""
+    families = {"AF_VSOCK": 40, "AF_ALG": 38, "AF_PACKET": 17, "AF_XDP": 44, "AF_KEY": 15,
+                "AF_APPLETALK": 5}
+    for name, family in families.items():
+        kind = socket.SOCK_SEQPACKET if name == "AF_ALG" else socket.SOCK_STREAM
+        if name in ("AF_PACKET", "AF_XDP", "AF_KEY"):
+            kind = socket.SOCK_RAW
+        try:
+            sock = socket.socket(family, kind, 0)
+        except OSError as error:
+            report(f"socket-{name}", False, errno.errorcode.get(error.errno, str(error.errno)))
+            continue
+        detail = "created"
+        if name == "AF_VSOCK":
+            try:
+                sock.bind((0xFFFFFFFF, 0))  # VMADDR_CID_ANY, any port
+                sock.listen(1)
+                detail = "listening"
+            except OSError as error:
+                detail = "created, " + repr(error)
+        sock.close()
+        report(f"socket-{name}", True, detail)
+    done()
+
+
 def number_digits(event):
     """Prints the last nine digits and the bit length of the event's `n`: the bootstrap parsed
     it whole (str() of it would meet Python's own limit again: that is the handler's)."""

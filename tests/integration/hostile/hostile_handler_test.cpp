@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <set>
 #include <sstream>
 
 #include "integration/hostile/hostile_fixture.h"
@@ -77,6 +78,20 @@ TEST_F(HostileHandler, CannotUseIoUringUserfaultfdBpfOrPerf) {
   expectAllBlocked(lines, 4);
   // Seccomp mode 2: a filter is installed.
   EXPECT_NE(joined(lines).find("Seccomp:\t2"), std::string::npos) << joined(lines);
+}
+
+TEST_F(HostileHandler, CannotCreateVsockAlgPacketOrOtherUnconfinedSockets) {
+  addApp("hostile", {"sockets"});
+  startRelay();
+  const auto lines = attempt("hostile", "sockets", R"({"attempt":"sockets"})");
+  expectAllBlocked(lines, 6);
+  // AF_VSOCK and AF_ALG are refused by the seccomp filter, not by chance.
+  for (const std::string& line : lines) {
+    if (line.rfind("RESULT socket-AF_VSOCK ", 0) == 0 ||
+        line.rfind("RESULT socket-AF_ALG ", 0) == 0) {
+      EXPECT_NE(line.find("EAFNOSUPPORT"), std::string::npos) << line;
+    }
+  }
 }
 
 TEST_F(HostileHandler, CannotWriteOutsideTmpNorPastItsCap) {
