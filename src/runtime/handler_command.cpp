@@ -70,9 +70,16 @@ const fnName = handler.slice(dot + 1);
 // handler. It takes the handed environment as its own and runs the handed `python3 -c <code>
 // args...` command's code as __main__ would; any other command is exec'd as it is. Like
 // relay-launcher it reports on fd 4 (kStatusFd): `started` before the handed code runs, or
-// `refused: <why>` for a hand-over it cannot take (docs/runtimes.md "Set-up failures").
+// `refused: <why>` for a hand-over it cannot take (docs/runtimes.md "Set-up failures"). No
+// code of the app runs before the hand-over: a prewarmed interpreter starts without the app's
+// env, and the working directory (/app), which `-c` puts first on sys.path, is taken off it
+// until then; at hand-over sys.path becomes what a cold start has: '', the handed PYTHONPATH,
+// the rest.
 constexpr const char* kPythonWarmBootstrap = R"PY(
-import asyncio, importlib, inspect, json, os, sys, traceback
+import sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+import asyncio, importlib, inspect, json, os, traceback
 def _report(text):
     try:
         os.write(4, text)
@@ -113,6 +120,7 @@ os.environb.clear()
 for _var in _env:
     _key, _, _value = _var.partition(b"=")
     os.environb[_key] = _value
+sys.path[0:0] = [""] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 _report(b"started\n")
 try:
     os.close(4)
@@ -192,6 +200,31 @@ std::vector<std::string> warmHandlerCommand(Language language, const std::string
       break;
   }
   return {launcher};
+}
+
+bool readAtInterpreterStart(Language language, std::string_view key) {
+  if (language == Language::kExec) return false;
+  // What the dynamic loader, libc and the locale read when any process starts.
+  for (const std::string_view prefix : {"LD_", "LC_", "MALLOC_"}) {
+    if (key.starts_with(prefix)) return true;
+  }
+  for (const std::string_view name : {"LANG", "LANGUAGE", "TZ", "GCONV_PATH", "GLIBC_TUNABLES",
+                                      "LOCPATH", "NLSPATH", "HOSTALIASES", "RES_OPTIONS"}) {
+    if (key == name) return true;
+  }
+  if (language == Language::kPython3) {
+    // PYTHONPATH is applied at hand-over (kPythonWarmBootstrap); the rest only at start.
+    return key.starts_with("PYTHON") && key != "PYTHONPATH";
+  }
+  return key.starts_with("NODE_") || key.starts_with("UV_") || key == "OPENSSL_CONF" ||
+         key == "SSL_CERT_FILE" || key == "SSL_CERT_DIR";
+}
+
+bool prewarmable(const InvocationSpec& spec) {
+  for (const auto& [key, value] : spec.app_env) {
+    if (readAtInterpreterStart(spec.language, key)) return false;
+  }
+  return true;
 }
 
 const char* pythonBootstrap() { return kPythonBootstrap; }

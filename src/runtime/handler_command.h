@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/runtime.h"
@@ -19,6 +20,16 @@ std::vector<std::string> handlerCommand(const InvocationSpec& spec, const std::s
 /// hand-over and then runs the handed command's code; for exec handlers `launcher` (the path of
 /// relay-launcher inside the sandbox), which execs the handed command.
 std::vector<std::string> warmHandlerCommand(Language language, const std::string& launcher);
+
+/// Whether an interpreter (python3, node; not exec) reads `key` only when it starts: the
+/// loader (LD_*), libc and the locale, python's PYTHON* but PYTHONPATH, node's NODE_* and
+/// UV_*. A prewarmed interpreter starts without the app's env, so that no code of the app
+/// runs before its hand-over (docs/runtimes.md "Prewarmed sandboxes"), and could not apply
+/// such a variable later.
+bool readAtInterpreterStart(Language language, std::string_view key);
+/// Whether spec's invocations may be handed to a prewarmed sandbox: no variable of its app's
+/// env is readAtInterpreterStart(); otherwise they start cold, with their whole env.
+bool prewarmable(const InvocationSpec& spec);
 
 /// The bootstrap sources, exposed for tests.
 const char* pythonBootstrap();

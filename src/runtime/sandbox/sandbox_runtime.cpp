@@ -109,7 +109,7 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
     runtime->prewarm_ = std::make_unique<PrewarmPool>(
         runtime->settings_.prewarm_settings, clock,
         [self](const InvocationSpec& spec) -> Result<std::unique_ptr<WarmSandbox>> {
-          auto sandbox = self->startWarm(spec);
+          auto sandbox = self->startWarm(spec, /*app_env=*/false);
           if (!sandbox.ok()) return sandbox.error();
           self->cgroups_->prepare(spec.resources);
           return std::unique_ptr<WarmSandbox>(std::move(sandbox).value());
@@ -186,7 +186,8 @@ Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(const InvocationSpe
   return ChildProcess::spawn(options);
 }
 
-Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(const InvocationSpec& spec) {
+Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(const InvocationSpec& spec,
+                                                                   bool app_env) {
   auto cgroup = cgroups_->createInvocation(spec.resources);
   if (!cgroup.ok()) return cgroup.error();
   int status[2];
@@ -195,10 +196,13 @@ Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(const Invoca
   }
   UniqueFd status_read(status[0]);
   const UniqueFd status_write(status[1]);  // the sandbox's copy only, once bwrap has it
-  // Nothing of any invocation: the handler's environment arrives with the hand-over. An
-  // interpreter starts with the app's env too, which it reads at start-up (PYTHONPATH...).
+  // Nothing of any invocation: the handler's environment arrives with the hand-over. Nothing of
+  // the app either, so that no app code runs before the hand-over (an app env such as
+  // LD_PRELOAD, NODE_OPTIONS or a PYTHONPATH sitecustomize would run some at start), unless
+  // `app_env`: the cold start of an app whose env sets what an interpreter reads only when it
+  // starts (such an app is never prewarmed: prewarmable()).
   InvocationSpec bare = spec;
-  if (spec.language == Language::kExec) bare.app_env.clear();
+  if (spec.language == Language::kExec || !app_env) bare.app_env.clear();
   std::vector<std::string> env;
   for (const std::string& var : environmentOf(bare)) {
     if (var.rfind("RELAY_", 0) != 0) env.push_back(var);
@@ -215,12 +219,13 @@ Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(const Invoca
 Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& output) {
   const Availability available = availability(spec);
   if (!available.available) return Error::unavailable(available.reason);
-  if (std::unique_ptr<WarmSandbox> warm = prewarm_ ? prewarm_->take(spec) : nullptr) {
+  if (std::unique_ptr<WarmSandbox> warm =
+          prewarm_ && prewarmable(spec) ? prewarm_->take(spec) : nullptr) {
     ++prewarmed_runs_;
     return supervise(spec, static_cast<PrewarmedSandbox&>(*warm), output);
   }
   // Cold: the same sandbox, started for this invocation and handed it at once.
-  auto sandbox = startWarm(spec);
+  auto sandbox = startWarm(spec, /*app_env=*/!prewarmable(spec));
   if (!sandbox.ok()) return sandbox.error();
   auto outcome = supervise(spec, **sandbox, output);
   // The next invocation with these limits finds its cgroup made (this one is never reused).

@@ -70,7 +70,9 @@ class SandboxRuntime final : public Runtime {
                                                std::vector<std::string> command,
                                                std::vector<std::string> env, int status_fd) const;
   /// A sandbox of spec's shape waiting for its hand-over (relay-launcher or a warm interpreter).
-  Result<std::unique_ptr<PrewarmedSandbox>> startWarm(const InvocationSpec& spec);
+  /// `app_env`: whether an interpreter starts with the app's env (only the cold start of an
+  /// app that is not prewarmable()) or without (no app code before the hand-over).
+  Result<std::unique_ptr<PrewarmedSandbox>> startWarm(const InvocationSpec& spec, bool app_env);
   /// Hands the invocation over, forwards output and waits: the invocation's outcome, or an
   /// Error when the handler never started.
   Result<Outcome> supervise(const InvocationSpec& spec, PrewarmedSandbox& sandbox,

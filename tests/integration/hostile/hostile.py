@@ -275,5 +275,15 @@ def number_digits(event):
     done()
 
 
+def early_imports(event):
+    """The app also has json.py, app_module.py, early/sitecustomize.py and early/early_module.py
+    (early/ on PYTHONPATH), which print EARLY with whether an invocation was handed over when
+    they are imported. The handler imports the two modules: after the hand-over, app code is
+    found where a plain start finds it."""
+    import app_module  # noqa: F401  (in /app)
+    import early_module  # noqa: F401  (on the app's PYTHONPATH)
+    done()
+
+
 if __name__ == "__main__":
     sys.exit("run through relay")

@@ -94,6 +94,39 @@ TEST_F(HostileHandler, CannotCreateVsockAlgPacketOrOtherUnconfinedSockets) {
   }
 }
 
+// Code of the app (a module shadowing one the bootstrap imports, a sitecustomize on the app's
+// PYTHONPATH) runs only once an invocation was handed over, inside its timeout: a prewarmed
+// interpreter starts with nothing of the app (docs/runtimes.md "Prewarmed sandboxes").
+TEST_F(HostileHandler, PrewarmedInterpretersRunNoAppCodeBeforeTheHandOver) {
+  const std::string early =
+      "import os\n"
+      "print('EARLY %s %s' % (__name__, 'handed' if 'RELAY_MESSAGE_ID' in os.environ else\n"
+      "      'before-hand-over'), flush=True)\n";
+  // json.py prints, then stands aside for the real json module.
+  const std::string json_shadow =
+      early +
+      "import importlib.machinery, importlib.util, sys\n"
+      "_path = [p for p in sys.path if p not in ('', '/app')]\n"
+      "_spec = importlib.machinery.PathFinder.find_spec('json', _path)\n"
+      "_real = importlib.util.module_from_spec(_spec)\n"
+      "sys.modules['json'] = _real\n"
+      "_spec.loader.exec_module(_real)\n";
+  addApp("hostile", {"early_imports"}, "env:\n  PYTHONPATH: /app/early\n",
+         {{"json.py", json_shadow},
+          {"early/sitecustomize.py", early},
+          {"app_module.py", early},
+          {"early/early_module.py", early}});
+  startRelay();
+  const auto lines = attempt("hostile", "early_imports", R"({"attempt":"early_imports"})");
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line.find("before-hand-over"), std::string::npos) << joined(lines);
+  }
+  // Not vacuous: after the hand-over the handler finds the app's modules in /app and on its
+  // PYTHONPATH, as a plain `python3 -c` in /app would.
+  EXPECT_NE(joined(lines).find("EARLY app_module handed"), std::string::npos) << joined(lines);
+  EXPECT_NE(joined(lines).find("EARLY early_module handed"), std::string::npos) << joined(lines);
+}
+
 TEST_F(HostileHandler, CannotWriteOutsideTmpNorPastItsCap) {
   addApp("hostile", {"write_outside_tmp"});
   startRelay();

@@ -67,5 +67,41 @@ TEST(HandlerCommand, InterpretersGetTheBootstrapHandlerAndRoot) {
   EXPECT_EQ(node[4], "/srv/app");
 }
 
+// A prewarmed interpreter starts without the app's env (no app code before the hand-over), so
+// an app whose env only takes effect at start-up starts cold instead.
+TEST(Prewarmable, AppsWhoseEnvAnInterpreterReadsOnlyAtStartStartCold) {
+  InvocationSpec spec;
+  spec.language = Language::kPython3;
+  spec.app_env = {{"LOG_LEVEL", "debug"}, {"PYTHONPATH", "/app/vendor"}};
+  EXPECT_TRUE(prewarmable(spec));
+  for (const char* key : {"PYTHONSTARTUP", "PYTHONWARNINGS", "PYTHONHOME", "LD_PRELOAD", "LANG",
+                          "LC_ALL", "TZ", "GCONV_PATH", "MALLOC_ARENA_MAX"}) {
+    spec.app_env = {{key, "x"}};
+    EXPECT_FALSE(prewarmable(spec)) << key;
+  }
+  spec.language = Language::kNode;
+  for (const char* key : {"NODE_OPTIONS", "NODE_PATH", "UV_THREADPOOL_SIZE", "LD_LIBRARY_PATH"}) {
+    spec.app_env = {{key, "x"}};
+    EXPECT_FALSE(prewarmable(spec)) << key;
+  }
+  spec.app_env = {{"PYTHONPATH", "/x"}, {"API_URL", "https://example.com"}};
+  EXPECT_TRUE(prewarmable(spec));
+  // exec handlers are started by relay-launcher with the handed env, whatever it holds.
+  spec.language = Language::kExec;
+  spec.app_env = {{"LD_PRELOAD", "/app/x.so"}, {"NODE_OPTIONS", "--require /app/x.js"}};
+  EXPECT_TRUE(prewarmable(spec));
+}
+
+TEST(WarmBootstrap, PythonTakesTheWorkingDirectoryOffTheImportPathUntilTheHandOver) {
+  const std::vector<std::string> warm = warmHandlerCommand(Language::kPython3, "");
+  ASSERT_EQ(warm.size(), 3u);
+  const std::string& code = warm[2];
+  const std::size_t removed = code.find("del sys.path[0]");
+  const std::size_t first_import = code.find("import asyncio");
+  ASSERT_NE(removed, std::string::npos);
+  EXPECT_LT(removed, first_import);
+  EXPECT_NE(code.find("os.environ.get(\"PYTHONPATH\""), std::string::npos);
+}
+
 }  // namespace
 }  // namespace relay::runtime
