@@ -80,6 +80,9 @@ struct App {
   std::string image;  // runtime::defaultImage(runtime) when the template names none
   int concurrency = kDefaultConcurrency;
   bool network = false;
+  /// With network: only these destinations (docs/apps.md "egress"); empty: any but the
+  /// always denied ones.
+  std::vector<runtime::EgressAllow> egress;
   std::vector<std::pair<std::string, std::string>> env;  // in template order
   Resources resources;
   std::vector<Rule> rules;          // in template order (the dispatch order)

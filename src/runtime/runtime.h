@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "runtime/egress_policy.h"
 
 namespace relay::runtime {
 
@@ -43,6 +44,8 @@ struct InvocationSpec {
   std::string handler;  // `bin/run.sh` (exec) or `a.b.fn` (python3, node)
   std::string image;    // docker only; empty = the runtime's default for language
   bool network = false;
+  /// With network: the app's `egress` list; non-empty: only these destinations (sandbox).
+  std::vector<EgressAllow> egress;
   Resources resources;
   std::chrono::milliseconds timeout{30'000};
   std::vector<std::pair<std::string, std::string>> app_env;  // the app's `env`

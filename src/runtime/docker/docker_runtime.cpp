@@ -60,6 +60,12 @@ Status checkAppFiles(const InvocationSpec& spec) {
   }
   auto file = resolveHandler(spec.language, spec.app_dir, spec.handler);
   if (!file) return file.error();
+  if (!spec.egress.empty()) {
+    // Never run with a wider network than the template asks for (docs/apps.md "egress").
+    return Error::unavailable(
+        "the app has an egress list, which only the sandbox runtime enforces "
+        "(RELAY_RUNTIME=sandbox)");
+  }
   return {};
 }
 

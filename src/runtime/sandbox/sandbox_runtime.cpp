@@ -31,6 +31,18 @@ std::vector<std::string> environmentOf(const InvocationSpec& spec) {
   return env;
 }
 
+// What a network: true sandbox of `spec` may reach (docs/runtimes.md "network: true"):
+// never link-local or the host's own addresses (read now: they change), and with an egress
+// list only what it names.
+EgressPolicy egressPolicyFor(const InvocationSpec& spec) {
+  EgressPolicy policy;
+  policy.denied = linkLocalBlocks();
+  for (Cidr& own : hostAddresses()) policy.denied.push_back(std::move(own));
+  policy.allow_list = !spec.egress.empty();
+  policy.allowed = spec.egress;
+  return policy;
+}
+
 // relay-launcher beside the running executable, or the configured one; empty when absent.
 std::string findLauncher(const std::string& configured) {
   std::error_code ec;
@@ -97,6 +109,7 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
         " (it is built and installed with relay: every sandbox runs it first)";
     return runtime;
   }
+  runtime->tools_.launcher = runtime->launcher_;  // it also installs the egress filter
   if (auto probe = probeSandbox(runtime->settings_, runtime->tools_, *runtime->seccomp_, clock,
                                 /*network=*/false, runtime->launcher_);
       !probe.ok()) {
@@ -126,10 +139,13 @@ std::string SandboxRuntime::checkNetwork(Clock& clock) {
            ": it gives a network: true handler its own network namespace (apt-get install passt)";
   }
   tools_.pasta = *pasta;
-  auto probe = probeSandbox(settings_, tools_, *seccomp_, clock, /*network=*/true, launcher_);
+  InvocationSpec probe_spec;
+  auto probe = probeSandbox(settings_, tools_, *seccomp_, clock, /*network=*/true, launcher_,
+                            egressPolicyFor(probe_spec));
   if (probe.ok()) return {};
   // pasta's own message names no cause when the tun device is closed to the sandbox user.
-  const std::string tun = tunAccessProblem("/dev/net/tun", settings_.uid, settings_.gid);
+  const std::string tun =
+      tunAccessProblem("/dev/net/tun", settings_.ids.first, settings_.ids.first);
   return probe.error().message + (tun.empty() ? "" : "; " + tun);
 }
 
@@ -146,10 +162,11 @@ Availability SandboxRuntime::availability(const InvocationSpec& app_spec) const 
   if (!fs::is_directory(app_spec.app_dir, ec)) {
     return {false, "app directory " + app_spec.app_dir.string() + " does not exist"};
   }
-  if (!readableBy(app_spec.app_dir, settings_.uid, settings_.gid)) {
+  const uid_t id = identities_.of(app_spec.app);
+  if (!readableBy(app_spec.app_dir, id, id)) {
     return {false, "app directory " + app_spec.app_dir.string() +
-                       " is not readable by the sandbox user (uid " +
-                       std::to_string(settings_.uid) + "): make it and its parents world-readable"};
+                       " is not readable by the app's sandbox user (uid " + std::to_string(id) +
+                       "): make it and its parents world-readable"};
   }
   if (auto file = resolveHandler(app_spec.language, app_spec.app_dir, app_spec.handler); !file.ok())
     return {false, file.error().message};
@@ -171,14 +188,16 @@ Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(const InvocationSpe
   auto seccomp = seccomp_->openProgram();
   if (!seccomp.ok()) return seccomp.error();
   LaunchOptions options;
-  options.argv = sandboxArgv(settings_, tools_, spec, extra, std::move(command));
+  const uid_t id = identities_.of(spec.app);
+  options.argv = sandboxArgv(settings_, tools_, spec, id, extra, std::move(command),
+                             spec.network ? egressPolicyFor(spec) : EgressPolicy{});
   options.executable = options.argv.front();
   options.inherited_fds = {seccomp->get(), status_fd};  // become kSeccompFd and kStatusFd
   options.env = std::move(env);
   options.cgroup_procs_files = cgroup.procsFiles();
   options.cgroup_fd = cgroup.directoryFd();
-  options.uid = settings_.uid;
-  options.gid = settings_.gid;
+  options.uid = id;
+  options.gid = id;
   options.cwd = "/";
   // Under no_new_privs pasta's exec of bwrap would not regain the capabilities bwrap needs in
   // pasta's user namespace; bwrap sets no_new_privs for the handler either way.
@@ -187,7 +206,7 @@ Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(const InvocationSpe
 }
 
 Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(const InvocationSpec& spec,
-                                                                   bool app_env) {
+                                                                    bool app_env) {
   auto cgroup = cgroups_->createInvocation(spec.resources);
   if (!cgroup.ok()) return cgroup.error();
   int status[2];

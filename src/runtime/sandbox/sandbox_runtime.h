@@ -54,6 +54,8 @@ class SandboxRuntime final : public Runtime {
   const CgroupManager* cgroups() const { return cgroups_.get(); }
   /// The prewarm pool; null when prewarming is off or relay-launcher was not found.
   PrewarmPool* prewarmPool() const { return prewarm_.get(); }
+  /// The uid (and gid) the app's sandboxes run as.
+  uid_t identityOf(const std::string& app) const { return identities_.of(app); }
   /// How many invocations were handed to a prewarmed sandbox.
   std::uint64_t prewarmedRuns() const { return prewarmed_runs_.load(); }
 
@@ -61,7 +63,7 @@ class SandboxRuntime final : public Runtime {
   /// Finds pasta and starts one networked probe sandbox; the reason it cannot, or "".
   std::string checkNetwork(Clock& clock);
   SandboxRuntime(Clock& clock, SandboxSettings settings)
-      : clock_(clock), settings_(std::move(settings)) {}
+      : clock_(clock), settings_(std::move(settings)), identities_(settings_.ids) {}
   /// Starts bwrap (with the seccomp program as kSeccompFd and `status_fd` as kStatusFd) running
   /// `command` in `cgroup`, environment `env`.
   Result<std::unique_ptr<ChildProcess>> launch(const InvocationSpec& spec,
@@ -80,6 +82,7 @@ class SandboxRuntime final : public Runtime {
 
   Clock& clock_;
   SandboxSettings settings_;
+  mutable SandboxIdentities identities_;  // each app's uid, given on first sight
   SandboxTools tools_;
   std::optional<SeccompFilter> seccomp_;
   std::unique_ptr<CgroupManager> cgroups_;

@@ -267,6 +267,59 @@ def sockets(event):
     done()
 
 
+def egress(event):
+    """Connects to each target; REACHED means a connection was made (expected only for the
+    targets the test lists as reachable), else RESULT ... ESCAPED/blocked by `forbidden`."""
+    for target in event["targets"]:
+        host, port, forbidden = target["host"], target["port"], target["forbidden"]
+        try:
+            with socket.create_connection((host, port), timeout=3) as conn:
+                conn.settimeout(3)
+                answer = conn.recv(100)
+            if forbidden:
+                report(f"connect-{host}-{port}", True, repr(answer))
+            else:
+                print(f"REACHED {host} {port} {answer!r}", flush=True)
+        except OSError as error:
+            if forbidden:
+                report(f"connect-{host}-{port}", False, repr(error))
+            else:
+                print(f"UNREACHED {host} {port} {error!r}", flush=True)
+    done()
+
+
+def identity(event):
+    """Prints the uid, gid and groups the handler runs as."""
+    print(f"ID {os.getuid()} {os.getgid()} {os.getgroups()}", flush=True)
+    done()
+
+
+def inotify_hold(event):
+    """Takes every inotify instance its user may have, says so, and holds them a while: if
+    another app's sandbox ran as the same user, it would find none left."""
+    held = []
+    error = ""
+    while len(held) < 4096:
+        fd = libc.inotify_init1(os.O_CLOEXEC)
+        if fd < 0:
+            error = errno.errorcode.get(ctypes.get_errno(), "")
+            break
+        held.append(fd)
+    print(f"HOLDING {len(held)} {error}", flush=True)
+    import time
+    time.sleep(event.get("seconds", 5))
+    done()
+
+
+def inotify_try(event):
+    """Makes one inotify instance."""
+    ctypes.set_errno(0)
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    print("INOTIFY " + ("ok" if fd >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")),
+          flush=True)
+    done()
+
+
 def number_digits(event):
     """Prints the last nine digits and the bit length of the event's `n`: the bootstrap parsed
     it whole (str() of it would meet Python's own limit again: that is the handler's)."""

@@ -127,6 +127,63 @@ TEST_F(HostileHandler, PrewarmedInterpretersRunNoAppCodeBeforeTheHandOver) {
   EXPECT_NE(joined(lines).find("EARLY early_module handed"), std::string::npos) << joined(lines);
 }
 
+// docs/runtimes.md "Identities": per-user kernel limits are not shared between apps.
+TEST_F(HostileHandler, EachAppRunsAsItsOwnUserSoKernelLimitsAreNotShared) {
+  addApp("alpha", {"identity", "inotify_hold"});
+  addApp("beta", {"identity", "inotify_try"});
+  startRelay();
+  std::set<std::string> ids;
+  for (const std::string app : {"alpha", "beta"}) {
+    for (const std::string& line : attempt(app, "identity", R"({"attempt":"identity"})")) {
+      if (line.rfind("ID ", 0) != 0) continue;
+      std::istringstream fields(line.substr(3));
+      unsigned long uid = 0, gid = 0;
+      std::string groups;
+      fields >> uid >> gid >> groups;
+      EXPECT_EQ(uid, gid) << line;
+      EXPECT_EQ(groups, "[]") << line;
+      EXPECT_GT(uid, 1879048192UL) << line;  // in the range, past the probe's id
+      EXPECT_LT(uid, 1879048192UL + 65536) << line;
+      ids.insert(app + " " + std::to_string(uid));
+    }
+  }
+  EXPECT_EQ(ids.size(), 2u) << "each app has one id, cold and prewarmed, and they differ";
+  // alpha takes every inotify instance its user may have; beta can still make one.
+  auto redis = connect();
+  ASSERT_NE(redis, nullptr);
+  bool beta_prewarmed = false;
+  for (int round = 0; round < 4 && !beta_prewarmed; ++round) {
+    const std::size_t holding = count(log(), "[alpha/hostile.inotify_hold] HOLDING ");
+    const std::size_t held = count(log(), "[alpha/hostile.inotify_hold] DONE ");
+    const std::size_t tried = count(log(), "[beta/hostile.inotify_try] DONE ");
+    ASSERT_TRUE(
+        redis
+            ->command({"XADD", "events", "*", "event", R"({"attempt":"inotify_hold","seconds":4})"})
+            .ok());
+    ASSERT_TRUE(SpawnedProcess::waitUntil(
+        [&] { return count(log(), "[alpha/hostile.inotify_hold] HOLDING ") > holding; },
+        std::chrono::seconds(60)))
+        << log();
+    ASSERT_TRUE(
+        redis->command({"XADD", "events", "*", "event", R"({"attempt":"inotify_try"})"}).ok());
+    ASSERT_TRUE(SpawnedProcess::waitUntil(
+        [&] { return count(log(), "[beta/hostile.inotify_try] DONE ") > tried; },
+        std::chrono::seconds(60)))
+        << log();
+    // The next round starts once alpha let go.
+    ASSERT_TRUE(SpawnedProcess::waitUntil(
+        [&] { return count(log(), "[alpha/hostile.inotify_hold] DONE ") > held; },
+        std::chrono::seconds(60)));
+    beta_prewarmed = count(log(), "[beta/hostile.inotify_try] DONE prewarmed") > 0;
+  }
+  EXPECT_TRUE(beta_prewarmed) << log();
+  EXPECT_EQ(count(log(), "[beta/hostile.inotify_try] INOTIFY ok"),
+            count(log(), "[beta/hostile.inotify_try] DONE "))
+      << log();
+  EXPECT_GE(count(log(), "[alpha/hostile.inotify_hold] HOLDING 1"), 1u) << log();
+  EXPECT_NE(log().find("EMFILE"), std::string::npos) << "alpha reached its limit: " << log();
+}
+
 TEST_F(HostileHandler, CannotWriteOutsideTmpNorPastItsCap) {
   addApp("hostile", {"write_outside_tmp"});
   startRelay();

@@ -25,7 +25,7 @@ inline constexpr bool kPrewarmedBuild =
 inline SandboxSettings sandboxTestSettings() {
   SandboxSettings settings;
 #if defined(RELAY_TEST_LAUNCHER)
-  settings.launcher = RELAY_TEST_LAUNCHER;
+  settings.launcher = RELAY_TEST_LAUNCHER;  // network: true installs its egress filter with it
 #endif
   return settings;
 }
