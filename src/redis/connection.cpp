@@ -95,9 +95,9 @@ Result<Reply> Connection::checked(Result<Reply> reply) {
   return reply;
 }
 
-Result<Reply> Connection::send(Argv& argv) {
+Result<Reply> Connection::send(Argv& argv, const ReplyLimits* limits) {
   for (int redirects = 0;; ++redirects) {
-    auto reply = link_->send(argv);
+    auto reply = link_->send(argv, limits);
     const auto redirect =
         reply.ok() ? std::nullopt : parseRedirect(reply.error(), link_->address());
     if (!redirect || redirects == kMaxRedirects) return checked(std::move(reply));
@@ -112,7 +112,7 @@ Result<Reply> Connection::send(Argv& argv) {
       // The slot is migrating: this one command goes to the target, after ASKING.
       Argv asking(std::initializer_list<std::string_view>{"ASKING"});
       if (auto status = (*target)->append(asking); !status) return status.error();
-      if (auto status = (*target)->append(argv); !status) return status.error();
+      if (auto status = (*target)->append(argv, limits); !status) return status.error();
       if (auto asked = (*target)->getReply(); !asked) return asked.error();
       return (*target)->getReply();
     }
@@ -141,6 +141,17 @@ Result<Reply> Connection::command(std::span<const std::string_view> args) {
   return send(argv);
 }
 
+Result<Reply> Connection::command(std::initializer_list<std::string_view> args,
+                                  const ReplyLimits& limits) {
+  Argv argv(args);
+  return send(argv, &limits);
+}
+
+Result<Reply> Connection::command(const std::vector<std::string>& args, const ReplyLimits& limits) {
+  Argv argv(args);
+  return send(argv, &limits);
+}
+
 Status Connection::appendCommand(std::initializer_list<std::string_view> args) {
   Argv argv(args);
   return link_->append(argv);
@@ -154,6 +165,11 @@ Status Connection::appendCommand(const std::vector<std::string>& args) {
 Status Connection::appendCommand(std::span<const std::string_view> args) {
   Argv argv(args);
   return link_->append(argv);
+}
+
+Status Connection::appendCommand(const std::vector<std::string>& args, const ReplyLimits& limits) {
+  Argv argv(args);
+  return link_->append(argv, &limits);
 }
 
 Status Connection::flush() { return link_->flush(); }
@@ -195,7 +211,7 @@ Result<std::vector<Result<Reply>>> Connection::pipeline(
 }
 
 Result<Reply> Connection::eval(const Script& script, const std::vector<std::string>& keys,
-                               const std::vector<std::string>& args) {
+                               const std::vector<std::string>& args, const ReplyLimits* limits) {
   const std::string key_count = std::to_string(keys.size());
   auto argvFor = [&](std::string_view verb, std::string_view script_ref) {
     Argv argv(std::initializer_list<std::string_view>{verb, script_ref, key_count});
@@ -204,12 +220,12 @@ Result<Reply> Connection::eval(const Script& script, const std::vector<std::stri
     return argv;
   };
   Argv by_sha = argvFor("EVALSHA", script.sha1());
-  auto reply = send(by_sha);
+  auto reply = send(by_sha, limits);
   if (reply || !isReplyError(reply.error(), "NOSCRIPT")) return reply;
   // The server lost its script cache (restart, failover to a replica, SCRIPT FLUSH); EVAL runs
   // the source and caches it again for the next EVALSHA.
   Argv by_source = argvFor("EVAL", script.source());
-  return send(by_source);
+  return send(by_source, limits);
 }
 
 Status Connection::setCommandTimeout(std::chrono::milliseconds timeout) {

@@ -76,15 +76,16 @@ class HostileHandler : public RedisTest {
     return connection.ok() ? std::move(connection).value() : nullptr;
   }
 
-  /// Starts `relay start` on the apps and waits until it runs.
-  void startRelay(std::vector<std::string> extra_env = {}) {
+  /// Starts `relay start` on the apps and waits until it runs; `wrapper` (argv) runs first and
+  /// execs the relay command line given after it.
+  void startRelay(std::vector<std::string> extra_env = {}, std::vector<std::string> wrapper = {}) {
     std::vector<std::string> env = {
         "REDIS_URI=" + redisUri(), "RELAY_APPS=" + apps_.path().string(),
         "RELAY_RUNTIME=sandbox",   "RELAY_HTTP_ADDR=127.0.0.1:0",
         "RELAY_CONSUMER=hostile",  "RELAY_LOG_FORMAT=text"};
     env.insert(env.end(), extra_env.begin(), extra_env.end());
-    relay_ = std::make_unique<SpawnedProcess>(std::vector<std::string>{RELAY_BINARY, "start"}, env,
-                                              (logs_.path() / "relay.log").string());
+    wrapper.insert(wrapper.end(), {RELAY_BINARY, "start"});
+    relay_ = std::make_unique<SpawnedProcess>(wrapper, env, (logs_.path() / "relay.log").string());
     ASSERT_TRUE(relay_->waitForLog("relay started")) << relay_->log();
   }
 
@@ -158,6 +159,9 @@ class HostileHandler : public RedisTest {
   }
 
   std::string log() const { return relay_ ? relay_->log() : std::string(); }
+  /// Whether `relay start` still runs.
+  bool relayRunning() { return relay_ && relay_->running(); }
+  pid_t relayPid() const { return relay_ ? relay_->pid() : -1; }
 
  private:
   int port_ = 0;
