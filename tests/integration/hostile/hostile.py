@@ -236,6 +236,10 @@ def forge_log(event):
     sys.stdout.write("innocent\r[other/app] forged line\n")
     sys.stdout.write("\x1b[2K\x1b[1A[other/app] overwritten\x1b[0m\n")
     sys.stdout.write("\x9b31m c1-csi \x7f del\n")
+    # A right-to-left override would show the rest of the line reversed; a line separator
+    # breaks the line in some viewers.
+    sys.stdout.write("bidi \u202e[other/app] gnp.exe \u2066isolate\u2069\n")
+    sys.stdout.write("split\u2028[other/app] separated\u2029\n")
     sys.stdout.flush()
     done()
 

@@ -202,6 +202,12 @@ TEST_F(HostileHandler, CannotForgeAPrefixInTextLogs) {
     EXPECT_EQ(text.find(control), std::string::npos) << "raw control byte in the log:\n" << text;
   }
   EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;
+  for (const char* invisible : {"\u202e", "\u2066", "\u2069", "\u2028", "\u2029"}) {
+    EXPECT_EQ(text.find(invisible), std::string::npos) << "raw bidi/separator in the log";
+  }
+  EXPECT_NE(text.find("[hostile/hostile.forge_log] bidi \\xE2\\x80\\xAE[other/app] gnp.exe"),
+            std::string::npos)
+      << text;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     if (line.find("forged") != std::string::npos || line.find("overwritten") != std::string::npos) {
