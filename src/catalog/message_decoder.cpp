@@ -1,5 +1,6 @@
 #include "catalog/message_decoder.h"
 
+#include "common/quote_json.h"
 #include "common/size.h"
 
 namespace relay::catalog {
@@ -15,6 +16,24 @@ std::string summary(std::string_view kept, std::uint64_t size) {
     --cut;
   }
   return std::string(kept.substr(0, cut)) + "... (" + std::to_string(size) + " bytes, truncated)";
+}
+
+// What the DLQ records of a message without `event`: its fields, so nothing of it is lost, as
+// a JSON object of strings (`{"evnt":"{...}","source":"x"}`; invalid UTF-8 kept as is), at
+// most max_event_bytes of it (then cut, ending with the count of what was left out).
+std::string fieldsRecord(const invocation::Message& entry, std::size_t max_event_bytes) {
+  std::string record = "{";
+  std::size_t shown = 0;
+  for (const auto& [name, value] : entry.fields) {
+    std::string member = (shown == 0 ? "" : ",") + quoteJson(name) + ":" + quoteJson(value);
+    if (record.size() + member.size() + 1 > max_event_bytes) {
+      return record + "}... (" + std::to_string(entry.fields.size()) + " fields, " +
+             std::to_string(entry.fields.size() - shown) + " left out)";
+    }
+    record += member;
+    ++shown;
+  }
+  return record + "}";
 }
 
 // Why a message the read had to cut is oversized (docs/operations.md "Memory"), or "".
@@ -78,6 +97,7 @@ DecodedMessage decodeMessage(const invocation::Message& entry, std::size_t max_e
   }
   if (raw == nullptr) {
     decoded.reason = "malformed: the message has no event field";
+    decoded.dlq_event = fieldsRecord(entry, max_event_bytes);
     return decoded;
   }
   auto event = checkEventValue(*raw, max_event_bytes);

@@ -87,5 +87,21 @@ TEST(CutMessage, TooManyFieldsMakeTheMessageOversized) {
             "oversized: the message has 3001 fields, over 2048");
 }
 
+// A message without `event` is malformed; the DLQ keeps what it did have (issue 29: it kept
+// nothing).
+TEST(CutMessage, AMessageWithoutEventKeepsItsFieldsInTheDlqRecord) {
+  invocation::Message message;
+  message.id = "9-0";
+  message.fields = {{"evnt", R"({"kind":"order"})"}, {"source", "line\nbreak"}};
+  const DecodedMessage decoded = decodeMessage(message, kMax);
+  EXPECT_EQ(decoded.kind, DecodedMessage::Kind::kMalformed);
+  EXPECT_EQ(decoded.reason, "malformed: the message has no event field");
+  EXPECT_EQ(decoded.dlq_event, R"({"evnt":"{\"kind\":\"order\"}","source":"line\nbreak"})");
+  message.fields.assign(100, {"field", std::string(100, 'v')});
+  const std::string cut = decodeMessage(message, kMax).dlq_event;
+  EXPECT_LE(cut.size(), kMax + 64);
+  EXPECT_NE(cut.find("... (100 fields, "), std::string::npos) << cut;
+}
+
 }  // namespace
 }  // namespace relay::catalog
