@@ -200,5 +200,41 @@ TEST_F(HostileHandler, WithAnEgressListReachesOnlyWhatItNames) {
   EXPECT_EQ(on_host->accepted(), 0);
 }
 
+// docs/operations.md "HTTP endpoints": a client holding idle connections open cannot keep the
+// worker's /healthz unanswered.
+TEST_F(HostileHandler, IdleConnectionsCannotKeepHealthzUnanswered) {
+  startRelay();
+  const std::string text = log();
+  const std::size_t at = text.find(" http=127.0.0.1:");
+  ASSERT_NE(at, std::string::npos) << text;
+  const int port = std::stoi(text.substr(at + 16));
+  const auto connectTo = [port]() {
+    UniqueFd fd(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<std::uint16_t>(port));
+    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    const timeval timeout{5, 0};
+    ::setsockopt(fd.get(), SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
+    return fd;
+  };
+  std::vector<UniqueFd> idle;
+  for (int i = 0; i < 256; ++i) idle.push_back(connectTo());
+  for (int round = 0; round < 3; ++round) {
+    const UniqueFd probe = connectTo();
+    const std::string request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    ASSERT_EQ(::send(probe.get(), request.data(), request.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(request.size()));
+    std::string answer;
+    char buffer[1024];
+    for (ssize_t n; (n = ::recv(probe.get(), buffer, sizeof buffer, 0)) > 0;) {
+      answer.append(buffer, static_cast<std::size_t>(n));
+    }
+    EXPECT_EQ(answer.rfind("HTTP/1.1 200 ", 0), 0u) << "round " << round << ": " << answer;
+    idle.push_back(connectTo());  // the flood goes on
+  }
+}
+
 }  // namespace
 }  // namespace relay::testing
