@@ -1,5 +1,6 @@
 #include "redis/connection.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -180,15 +181,30 @@ size_t Connection::pendingReplies() const { return link_->pending(); }
 
 Result<std::vector<Result<Reply>>> Connection::pipeline(
     const std::vector<std::vector<std::string>>& commands) {
+  return pipeline(commands, std::vector<std::optional<ReplyLimits>>(commands.size()));
+}
+
+Result<std::vector<Result<Reply>>> Connection::pipeline(
+    const std::vector<std::vector<std::string>>& commands,
+    const std::vector<std::optional<ReplyLimits>>& limits) {
+  const auto limitsOf = [&limits](std::size_t i) -> const ReplyLimits* {
+    return i < limits.size() && limits[i] ? &*limits[i] : nullptr;
+  };
   if (link_->pending() != 0) {
     return Error{ErrorKind::kProtocol,
                  std::to_string(link_->pending()) + " appended commands still await getReply()"};
+  }
+  // A command after the first may ask for limits: the filter must be in place before any.
+  if (std::any_of(limits.begin(), limits.end(), [](const auto& l) { return l.has_value(); })) {
+    if (auto status = link_->filterReplies(); !status) return checked(status.error()).error();
   }
   std::vector<Argv> argvs;
   argvs.reserve(commands.size());
   for (const auto& args : commands) {
     argvs.emplace_back(args);
-    if (auto status = link_->append(argvs.back()); !status) return checked(status.error()).error();
+    if (auto status = link_->append(argvs.back(), limitsOf(argvs.size() - 1)); !status) {
+      return checked(status.error()).error();
+    }
   }
   std::vector<Result<Reply>> replies;
   replies.reserve(commands.size());
@@ -202,7 +218,7 @@ Result<std::vector<Result<Reply>>> Connection::pipeline(
   for (size_t i = 0; i < replies.size(); ++i) {
     if (replies[i].ok()) continue;
     if (parseRedirect(replies[i].error(), link_->address())) {
-      replies[i] = send(argvs[i]);
+      replies[i] = send(argvs[i], limitsOf(i));
     } else {
       replies[i] = checked(std::move(replies[i]));
     }

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -93,6 +94,10 @@ class Connection {
   /// a cluster redirected are sent again, in order, where the redirect says.
   Result<std::vector<Result<Reply>>> pipeline(
       const std::vector<std::vector<std::string>>& commands);
+  /// The same, command i's reply cut to limits[i] when it has a value (command()'s limits).
+  Result<std::vector<Result<Reply>>> pipeline(
+      const std::vector<std::vector<std::string>>& commands,
+      const std::vector<std::optional<ReplyLimits>>& limits);
 
   /// Runs `script` with EVALSHA; on NOSCRIPT (server restarted, failed over, or SCRIPT FLUSH)
   /// sends the source with EVAL, which also caches it for the next EVALSHA.

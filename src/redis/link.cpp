@@ -223,17 +223,24 @@ Error Link::fail(int saved_errno) {
   return error;
 }
 
+Status Link::filterReplies() {
+  if (filtered_) return {};
+  if (auto status = usable(); !status) return status;
+  // Only between replies: the filter must see each reply from its first byte.
+  if (pending_ != 0) return misuse("reply limits asked for while replies are pending");
+  auto state = std::make_unique<FilteredRead>();
+  state->read = context_->funcs->read;
+  context_->privdata = state.release();
+  context_->free_privdata = [](void* data) { delete static_cast<FilteredRead*>(data); };
+  context_->funcs = filteredFunctions(context_->funcs);
+  filtered_ = true;
+  return {};
+}
+
 Status Link::expect(const ReplyLimits* limits) {
   if (!filtered_) {
     if (limits == nullptr) return {};
-    // Only between replies: the filter must see each reply from its first byte.
-    if (pending_ != 0) return misuse("reply limits asked for while replies are pending");
-    auto state = std::make_unique<FilteredRead>();
-    state->read = context_->funcs->read;
-    context_->privdata = state.release();
-    context_->free_privdata = [](void* data) { delete static_cast<FilteredRead*>(data); };
-    context_->funcs = filteredFunctions(context_->funcs);
-    filtered_ = true;
+    if (auto status = filterReplies(); !status) return status;
   }
   auto* state = static_cast<FilteredRead*>(context_->privdata);
   state->filter.expect(limits ? std::optional<ReplyLimits>(*limits) : std::nullopt);

@@ -60,6 +60,10 @@ class Link {
   Result<Reply> send(Argv& argv, const ReplyLimits* limits = nullptr);
   /// Buffers a command; getReply() flushes and reads the replies in order. `limits` as send().
   Status append(Argv& argv, const ReplyLimits* limits = nullptr);
+  /// Puts the reply filter between the socket and hiredict's reader now, so that commands
+  /// appended after others (a pipeline) may ask for limits; only between replies. Otherwise
+  /// the first send() or append() with limits does it.
+  Status filterReplies();
   /// Writes the buffered commands now, without reading their replies.
   Status flush();
   Result<Reply> getReply();

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "redis/connection.h"
@@ -50,12 +51,32 @@ void expectCutAndWhole(Connection& connection) {
   EXPECT_EQ(whole->at(0)->at(1)->at(1)->string()->size(), kHuge);
 }
 
+// A pipeline whose later commands ask for limits, on a connection that never asked for any
+// before (the console's Pending page: HGETALL, HGETALL, XRANGE per message); each reply keeps
+// its own.
+void expectPipelineCutsOnlyWhatAskedForLimits(Connection& connection) {
+  const std::string huge(kHuge, 'h');
+  ASSERT_TRUE(connection.command({"XADD", "p", "1-0", "event", huge}).ok());
+  ASSERT_TRUE(connection.command({"SET", "k", huge}).ok());
+  auto replies = connection.pipeline({{"GET", "k"}, {"XRANGE", "p", "-", "+"}, {"GET", "k"}},
+                                     {std::nullopt, limits(), std::nullopt});
+  ASSERT_TRUE(replies.ok()) << replies.error().message;
+  ASSERT_EQ(replies->size(), 3u);
+  for (const auto& reply : *replies) ASSERT_TRUE(reply.ok()) << reply.error().message;
+  EXPECT_EQ((*replies)[0]->string()->size(), kHuge);
+  const ReplyView value = *(*replies)[1]->at(0)->at(1)->at(1);
+  ASSERT_TRUE(value.isArray());
+  EXPECT_EQ(*value.at(1)->integer(), static_cast<long long>(kHuge));
+  EXPECT_EQ((*replies)[2]->string()->size(), kHuge);
+}
+
 TEST(ReplyLimits, AFieldOverTheLimitsArrivesCutOverTcp) {
   auto server = RedisServer::create();
   ASSERT_TRUE(server.ok()) << server.error().message;
   auto endpoint = parseRedisUri("redis://127.0.0.1:" + std::to_string((*server)->port()));
   auto connection = Connection::create(*endpoint);
   ASSERT_TRUE(connection.ok()) << connection.error().message;
+  expectPipelineCutsOnlyWhatAskedForLimits(**connection);
   expectCutAndWhole(**connection);
 }
 
