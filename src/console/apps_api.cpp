@@ -18,7 +18,12 @@ Json appsJson(const app::Snapshot& snapshot, WallTime now) {
   Json apps = Json::array();
   for (const app::AppEntry& entry : snapshot.apps()) {
     Json app = app::appSummaryJson(entry);
-    if (entry.app) app["detail"] = app::appDetailJson(entry, now);
+    if (entry.app) {
+      app["detail"] = app::appDetailJson(entry, now);
+      // Keys only: env values may hold secrets, and every viewer reads this (docs/console.md
+      // "Security"); `relay app inspect` shows them to whoever reads the apps root anyway.
+      for (auto& [key, value] : app["detail"]["env"].items()) value = nullptr;
+    }
     apps.push_back(std::move(app));
   }
   Json ignored = Json::array();
