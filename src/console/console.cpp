@@ -58,7 +58,8 @@ Result<std::unique_ptr<Console>> Console::create(const ConsoleConfig& config, st
   c.state_ = std::unique_ptr<ConsoleState>(
       new ConsoleState{c.config_, keys, *c.pool_, *c.apps_, c.jobs_.get(), clock});
   c.guard_ = std::make_unique<ConsoleGuard>(config.token, random.token() + random.token(),
-                                            isLoopbackHost(config.address.host));
+                                            isLoopbackHost(config.address.host), clock,
+                                            c.session_random_, internals.guard);
   http::HttpServerSettings settings;
   settings.handler_threads = internals.handler_threads;
   settings.request_timeout = internals.request_timeout;

@@ -164,9 +164,18 @@ TEST_F(ConsoleServerTest, EveryApiReadNeedsTheTokenAndLoginSetsAnHttpOnlyCookie)
   const Response login = send("POST", "/api/login", {"Content-Type: application/json"},
                               json{{"token", kToken}}.dump());
   EXPECT_EQ(login.status, 200);
-  EXPECT_NE(login.head.find("Set-Cookie: relay_console="), std::string::npos);
+  const std::size_t at = login.head.find("Set-Cookie: relay_console=");
+  ASSERT_NE(at, std::string::npos) << login.head;
+  const std::string cookie = login.head.substr(at + 12, login.head.find(';', at) - at - 12);
   EXPECT_NE(login.head.find("HttpOnly; SameSite=Strict"), std::string::npos);
-  EXPECT_EQ(send("GET", "/api/dlq", {std::string("Cookie: relay_console=") + kToken}).status, 200);
+  // The cookie is a random session id, never the token; the token is no cookie.
+  EXPECT_EQ(cookie.find(kToken), std::string::npos);
+  EXPECT_EQ(send("GET", "/api/dlq", {"Cookie: " + cookie}).status, 200);
+  EXPECT_EQ(send("GET", "/api/dlq", {std::string("Cookie: relay_console=") + kToken}).status, 401);
+  EXPECT_EQ(
+      send("POST", "/api/logout", {"Content-Type: application/json", "Cookie: " + cookie}).status,
+      200);
+  EXPECT_EQ(send("GET", "/api/dlq", {"Cookie: " + cookie}).status, 401);
   EXPECT_EQ(log_.str().find(kToken), std::string::npos);  // never logged
 }
 
@@ -194,6 +203,18 @@ TEST_F(ConsoleServerTest, AMutationWithoutTheTokensOrFromAnotherSiteIsRefusedAnd
   EXPECT_EQ(dlqLength(), 1);
   EXPECT_EQ(post("/api/dlq/delete", {{"ids", {id}}}).body["removed"], 1);
   EXPECT_EQ(dlqLength(), 0);
+}
+
+TEST_F(ConsoleServerTest, FailedLoginsAreLimited) {
+  start();
+  const auto attempt = [this](const std::string& token) {
+    return send("POST", "/api/login", {"Content-Type: application/json"},
+                json{{"token", token}}.dump());
+  };
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(attempt("wrong-token-0123456789").status, 401);
+  const Response limited = attempt(kToken);  // right, but too late
+  EXPECT_EQ(limited.status, 429);
+  EXPECT_NE(limited.head.find("Retry-After: "), std::string::npos);
 }
 
 // docs/console.md "JSON API": bodies pass the event decoder's limits before anything reads
