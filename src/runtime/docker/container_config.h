@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <string>
 #include <string_view>
 #include <utility>
@@ -37,6 +39,9 @@ struct ContainerOptions {
   /// Runs docker-init as PID 1 so the handler gets default signal dispositions (a SIGTERM on
   /// timeout ends it) and orphans are reaped, as in the sandbox.
   bool init = true;
+  /// The uid and gid (the same number) the handler runs as: the app's own (docs/runtimes.md
+  /// "Identities"), so per-user kernel limits are not shared between apps.
+  uid_t user = 65534;
 };
 
 /// The JSON body of POST /containers/create for one invocation: the handler command and

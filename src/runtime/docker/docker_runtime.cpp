@@ -47,7 +47,8 @@ std::string localHostname() {
 }
 
 // What can be checked without the daemon: the bind source and the handler file. The
-// container runs as 65534, for whom the bind-mounted directory must be open.
+// container runs as the app's own uid, which owns nothing of the host: the bind-mounted
+// directory must be open to others.
 Status checkAppFiles(const InvocationSpec& spec) {
   struct stat info {};
   if (::stat(spec.app_dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
@@ -55,8 +56,8 @@ Status checkAppFiles(const InvocationSpec& spec) {
   }
   if ((info.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH)) {
     return Error::invalid("app directory " + spec.app_dir.string() +
-                          " is not readable by the container user (uid 65534): make it "
-                          "world-readable (chmod o+rx)");
+                          " is not readable by the container user (the app's own uid, "
+                          "docs/runtimes.md \"Identities\"): make it world-readable (chmod o+rx)");
   }
   auto file = resolveHandler(spec.language, spec.app_dir, spec.handler);
   if (!file) return file.error();
@@ -155,6 +156,7 @@ Result<std::string> DockerRuntime::createContainer(const InvocationSpec& spec) {
                     {std::string(kDeadlineLabel), deadlineLabel(clock_.now() + lifetime)}};
   options.tmpfs_options = settings_.tmpfs_options;
   options.init = settings_.init;
+  options.user = identities_.of(spec.app);
   auto id = api_.createContainer(containerCreateBody(spec, options));
   if (id) return id;
   Error error = id.error();

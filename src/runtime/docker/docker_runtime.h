@@ -13,6 +13,7 @@
 #include "runtime/docker/container_reaper.h"
 #include "runtime/docker/docker_api.h"
 #include "runtime/runtime.h"
+#include "runtime/sandbox/sandbox_identities.h"
 
 namespace relay::runtime::docker {
 
@@ -85,6 +86,7 @@ class DockerRuntime final : public Runtime {
   DockerSettings settings_;
   DockerApi api_;
   std::string owner_;
+  SandboxIdentities identities_;  // each app's uid (docs/runtimes.md "Identities")
   ContainerReaper reaper_;
 };
 
