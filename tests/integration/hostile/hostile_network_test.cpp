@@ -160,10 +160,10 @@ TEST_F(HostileHandler, WithNetworkCannotReachLinkLocalOrTheHostsOwnAddresses) {
   }
   const auto lines =
       attempt("hostile-net", "egress", R"({"attempt":"egress","targets":[)" + targets + "]}");
-  expectAllBlocked(lines, forbidden * 2);  // a cold and a prewarmed run at least
+  expectAllBlocked(lines, forbidden);
   // Outbound still works: the namespace's ordinary address answered every run.
   EXPECT_EQ(countPrefixed(lines, "UNREACHED "), 0u) << joined(lines);
-  EXPECT_GE(countPrefixed(lines, "REACHED "), 2u) << joined(lines);
+  EXPECT_GE(countPrefixed(lines, "REACHED "), 1u) << joined(lines);
   EXPECT_EQ(on_host->accepted(), 0);
   if (on_link_local) {
     EXPECT_EQ(on_link_local->accepted(), 0);
@@ -190,13 +190,13 @@ TEST_F(HostileHandler, WithAnEgressListReachesOnlyWhatItNames) {
               R"({"attempt":"egress","targets":[)" + target((*peer)->address(), port, false) + "," +
                   target((*peer)->hostAddress(), on_host->port(), true) + "," +
                   target((*peer)->linkLocalAddress(), port, true) + "]}");
-  expectAllBlocked(listed, 4);
+  expectAllBlocked(listed, 2);
   EXPECT_EQ(countPrefixed(listed, "UNREACHED "), 0u) << joined(listed);
-  EXPECT_GE(countPrefixed(listed, "REACHED "), 2u) << joined(listed);
+  EXPECT_GE(countPrefixed(listed, "REACHED "), 1u) << joined(listed);
   const auto other =
       attempt("other-port", "egress",
               R"({"attempt":"egress","targets":[)" + target((*peer)->address(), port, true) + "]}");
-  expectAllBlocked(other, 2);
+  expectAllBlocked(other, 1);
   EXPECT_EQ(on_host->accepted(), 0);
 }
 
