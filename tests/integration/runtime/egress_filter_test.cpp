@@ -45,23 +45,27 @@ int inNamespace(const std::function<int()>& body) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : 200 + WTERMSIG(status);
 }
 
-// 0 when a datagram to host:port was sent, else the send's errno.
-int sendTo(const char* host, int port) {
-  sockaddr_storage storage{};
-  socklen_t length = 0;
+// host:port as a socket address (IPv6 when host has a colon); its length.
+socklen_t addressOf(const char* host, int port, sockaddr_storage& storage) {
+  storage = {};
   if (std::string(host).find(':') != std::string::npos) {
     auto* in6 = reinterpret_cast<sockaddr_in6*>(&storage);
     in6->sin6_family = AF_INET6;
     in6->sin6_port = htons(static_cast<std::uint16_t>(port));
     ::inet_pton(AF_INET6, host, &in6->sin6_addr);
-    length = sizeof *in6;
-  } else {
-    auto* in = reinterpret_cast<sockaddr_in*>(&storage);
-    in->sin_family = AF_INET;
-    in->sin_port = htons(static_cast<std::uint16_t>(port));
-    ::inet_pton(AF_INET, host, &in->sin_addr);
-    length = sizeof *in;
+    return sizeof *in6;
   }
+  auto* in = reinterpret_cast<sockaddr_in*>(&storage);
+  in->sin_family = AF_INET;
+  in->sin_port = htons(static_cast<std::uint16_t>(port));
+  ::inet_pton(AF_INET, host, &in->sin_addr);
+  return sizeof *in;
+}
+
+// 0 when a datagram to host:port was sent, else the send's errno.
+int sendTo(const char* host, int port) {
+  sockaddr_storage storage;
+  const socklen_t length = addressOf(host, port, storage);
   const int fd = ::socket(storage.ss_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return errno;
   const int sent = static_cast<int>(
@@ -73,21 +77,8 @@ int sendTo(const char* host, int port) {
 
 // The errno of a TCP connect to host:port (2 s at most), 0 when it connected.
 int connectTo(const char* host, int port) {
-  sockaddr_storage storage{};
-  socklen_t length = 0;
-  if (std::string(host).find(':') != std::string::npos) {
-    auto* in6 = reinterpret_cast<sockaddr_in6*>(&storage);
-    in6->sin6_family = AF_INET6;
-    in6->sin6_port = htons(static_cast<std::uint16_t>(port));
-    ::inet_pton(AF_INET6, host, &in6->sin6_addr);
-    length = sizeof *in6;
-  } else {
-    auto* in = reinterpret_cast<sockaddr_in*>(&storage);
-    in->sin_family = AF_INET;
-    in->sin_port = htons(static_cast<std::uint16_t>(port));
-    ::inet_pton(AF_INET, host, &in->sin_addr);
-    length = sizeof *in;
-  }
+  sockaddr_storage storage;
+  const socklen_t length = addressOf(host, port, storage);
   const int fd = ::socket(storage.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return errno;
   const timeval limit{2, 0};
