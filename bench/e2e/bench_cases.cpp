@@ -282,7 +282,9 @@ BareCommands bareCommands(const BenchContext& context) {
       spec.app = "bench";
       spec.app_dir = app;
       spec.handler = "bin/stamp";
-      commands.relay_bwrap = relay::runtime::sandboxArgv(settings, tools, spec);
+      // As the app's own sandbox user, inside and outside (docs/runtimes.md "Identities").
+      commands.relay_id = relay::runtime::SandboxIdentities(settings.ids).of(spec.app);
+      commands.relay_bwrap = relay::runtime::sandboxArgv(settings, tools, spec, commands.relay_id);
       commands.relay_seccomp = std::move(seccomp).value();
     }
   }

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <filesystem>
 #include <map>
 #include <optional>
@@ -92,6 +94,7 @@ struct BareCommands {
   /// bwrap with exactly the options Relay's sandbox runtime gives a cold start (its argv
   /// builder, docs/runtimes.md "sandbox") and `relay_seccomp` for --seccomp 3; no cgroup.
   std::vector<std::string> relay_bwrap;
+  uid_t relay_id = 65534;  // the uid relay_bwrap runs as
   std::optional<runtime::SeccompFilter> relay_seccomp;
   std::vector<std::string> docker;         // empty when docker cannot be measured
   std::vector<std::string> docker_create;  // the same container created, for `docker start -a`

@@ -236,7 +236,7 @@ int main(int argc, char** argv) {
       // Attribution, not the goal: the same loop starting bwrap with Relay's own options and
       // seccomp program (no cgroup), so what Relay's isolation costs is told apart from what
       // the rest of Relay (state in Redis, cgroups, supervision) costs.
-      BareCommand isolated{bare.relay_bwrap, baseEnv(), 65534, 65534, {}};
+      BareCommand isolated{bare.relay_bwrap, baseEnv(), bare.relay_id, bare.relay_id, {}};
       isolated.seccomp = bare.relay_seccomp;
       const double rate = std::max(bareRate(isolated), bareRate(isolated));
       row("  bare loop of Relay's bwrap options + seccomp", rate, "/s", sandbox / rate,

@@ -81,6 +81,9 @@ struct App {
   bool image_named = false;  // the template names `image` (the sandbox then runs on its root)
   int concurrency = kDefaultConcurrency;
   bool network = false;
+  /// With network: only these destinations (docs/apps.md "egress"); empty: any but the
+  /// always denied ones.
+  std::vector<runtime::EgressAllow> egress;
   std::vector<std::pair<std::string, std::string>> env;  // in template order
   Resources resources;
   std::vector<Rule> rules;          // in template order (the dispatch order)

@@ -29,6 +29,22 @@ std::string formatLocal(const schedule::TimeZone& zone, WallTime instant) {
   return date::format("%FT%T", local) + suffix;
 }
 
+// An egress list as the template wrote it, normalised: [{"to": "10.0.0.0/8", "ports":
+// ["443-443"]}].
+Json egressJson(const std::vector<runtime::EgressAllow>& egress) {
+  Json list = Json::array();
+  for (const runtime::EgressAllow& allow : egress) {
+    Json ports = Json::array();
+    for (const runtime::PortRange& range : allow.ports) {
+      ports.push_back(range.first == range.last
+                          ? std::to_string(range.first)
+                          : std::to_string(range.first) + "-" + std::to_string(range.last));
+    }
+    list.push_back({{"to", allow.to.text()}, {"ports", std::move(ports)}});
+  }
+  return list;
+}
+
 }  // namespace
 
 std::vector<FireTime> nextFires(const Schedule& schedule, WallTime now, std::size_t count) {
@@ -80,6 +96,7 @@ Json appDetailJson(const AppEntry& entry, WallTime now) {
            entry.status.image_digest.empty() ? Json() : Json(entry.status.image_digest)},
           {"concurrency", app.concurrency},
           {"network", app.network},
+          {"egress", egressJson(app.egress)},
           {"env", std::move(env)},
           {"resources",
            {{"memory", formatSize(app.resources.memory_bytes)},

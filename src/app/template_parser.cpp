@@ -10,6 +10,7 @@
 #include "app/yaml_document.h"
 #include "pattern/compiler.h"
 #include "pattern/pattern.h"
+#include "runtime/egress_policy.h"
 #include "runtime/handler_resolver.h"
 #include "yaml/core_schema.h"
 
@@ -38,10 +39,10 @@ class TemplateParser {
                             yaml::describe(root));
       return {};
     }
-    const auto fields = reader_.readMap(
-        document, "a map",
-        {"runtime", "image", "concurrency", "network", "env", "resources", "events", "schedules"},
-        {"runtime"});
+    const auto fields = reader_.readMap(document, "a map",
+                                        {"runtime", "image", "concurrency", "network", "egress",
+                                         "env", "resources", "events", "schedules"},
+                                        {"runtime"});
     App app;
     app.name = name_;
     app.dir = dir_;
@@ -68,6 +69,7 @@ class TemplateParser {
     if (const Field* field = find(*fields, "network")) {
       app.network = reader_.readBool(*field).value_or(false);
     }
+    if (const Field* field = find(*fields, "egress")) readEgress(*field, app);
     if (const Field* field = find(*fields, "env")) readEnv(*field, app);
     if (const Field* field = find(*fields, "resources")) readResources(*field, app);
     if (const Field* field = find(*fields, "events")) readRules(*field, app);
@@ -84,6 +86,63 @@ class TemplateParser {
     if (!text) return;
     runtime_ = runtime::languageFromName(*text);
     if (!runtime_) reader_.error(field, "expected python3, node or exec, got \"" + *text + "\"");
+  }
+
+  // `egress`: a list of {to: <CIDR>, ports: [443, "8000-8080"]}, only with `network: true`.
+  void readEgress(const Field& field, App& app) {
+    if (!app.network) {
+      reader_.error(field,
+                    "egress lists what a network: true handler may reach; without "
+                    "network: true a handler has no network at all");
+      return;
+    }
+    if (field.value.IsSequence() && field.value.size() == 0) {
+      reader_.error(field,
+                    "expected at least one destination (to leave the handler no network, "
+                    "remove network: true)");
+      return;
+    }
+    forEachElement(field, "destinations ({to: 203.0.113.0/24, ports: [443]})",
+                   [&](const Field& element) {
+                     if (auto allow = readEgressEntry(element)) app.egress.push_back(*allow);
+                   });
+  }
+
+  std::optional<runtime::EgressAllow> readEgressEntry(const Field& field) {
+    const auto fields =
+        reader_.readMap(field, "a map with to and optionally ports", {"to", "ports"}, {"to"});
+    if (!fields) return std::nullopt;
+    runtime::EgressAllow allow;
+    bool valid = true;
+    if (const Field* to = find(*fields, "to")) {
+      const auto text = reader_.readString(*to);
+      auto cidr = text ? runtime::parseCidr(*text) : Result<runtime::Cidr>(Error::invalid(""));
+      if (text && !cidr.ok()) reader_.error(*to, cidr.error().message);
+      valid = cidr.ok();
+      if (valid) allow.to = *cidr;
+    }
+    if (const Field* ports = find(*fields, "ports")) {
+      forEachElement(*ports, "ports (443 or \"8000-8080\")", [&](const Field& port) {
+        const yaml::Type type = yaml::typeOf(port.value);
+        auto range = type == yaml::Type::kInt || type == yaml::Type::kString
+                         ? runtime::parsePortRange(port.value.Scalar())
+                         : Result<runtime::PortRange>(Error::invalid(
+                               "expected a port (1-65535) or a range such as \"8000-8080\", got " +
+                               yaml::describe(port.value)));
+        if (!range.ok()) {
+          reader_.error(port, range.error().message);
+          valid = false;
+          return;
+        }
+        allow.ports.push_back(*range);
+      });
+      if (ports->value.IsSequence() && ports->value.size() == 0) {
+        reader_.error(*ports, "expected at least one port (leave ports out for every port)");
+        valid = false;
+      }
+    }
+    if (!valid) return std::nullopt;
+    return allow;
   }
 
   void readEnv(const Field& field, App& app) {

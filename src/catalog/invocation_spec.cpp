@@ -15,6 +15,7 @@ runtime::InvocationSpec invocationSpec(const app::App& app, std::string_view han
   // default for the language otherwise (docs/runtimes.md "Image roots").
   if (app.image_named) spec.image = app.image;
   spec.network = app.network;
+  spec.egress = app.egress;
   spec.resources.memory_bytes = app.resources.memory_bytes;
   spec.resources.cpus = app.resources.cpus;
   spec.resources.pids = static_cast<std::uint32_t>(app.resources.pids);

@@ -16,6 +16,7 @@
 #include "cli/loaded_apps.h"
 #include "cli/table.h"
 #include "common/duration.h"
+#include "common/printable.h"
 #include "common/size.h"
 #include "common/system_clock.h"
 #include "pattern/pattern.h"
@@ -47,7 +48,8 @@ std::string formatCpus(double cpus) {
 
 void printIgnored(const app::Snapshot& snapshot, CommandContext& context) {
   for (const app::IgnoredDir& dir : snapshot.ignored()) {
-    context.err << "note: " << dir.dir.string() << " is not an app: " << dir.reason << "\n";
+    context.err << "note: " << printable(dir.dir.string())
+                << " is not an app: " << printable(dir.reason) << "\n";
   }
 }
 
@@ -89,12 +91,23 @@ void runLs(const LsOptions& options, CommandContext& context) {
   }
   printTable(context.out, rows);
   if (snapshot->apps().empty()) {
-    context.err << "note: no directory in " << snapshot->root().string()
+    context.err << "note: no directory in " << printable(snapshot->root().string())
                 << " holds a template.yaml\n";
   }
 }
 
-void printInspect(const app::AppEntry& entry, WallTime now, std::ostream& out) {
+// Everything but the layout comes from the template (its author's text): each line is
+// printed through printable(), escaped as log lines are (docs/operations.md "Logs").
+void printInspectLines(const app::AppEntry& entry, WallTime now, std::ostream& out);
+
+void printInspect(const app::AppEntry& entry, WallTime now, std::ostream& terminal) {
+  std::ostringstream lines;
+  printInspectLines(entry, now, lines);
+  std::istringstream in(lines.str());
+  for (std::string line; std::getline(in, line);) terminal << printable(line) << "\n";
+}
+
+void printInspectLines(const app::AppEntry& entry, WallTime now, std::ostream& out) {
   const app::App& app = *entry.app;
   out << "name:         " << app.name << "\n"
       << "dir:          " << entry.dir.string() << "\n"

@@ -15,6 +15,7 @@
 #include "common/duration.h"
 #include "common/rfc3339.h"
 #include "common/system_clock.h"
+#include "stream/stream_entry.h"
 #include "stream/stream_id.h"
 
 namespace relay::cli {
@@ -188,7 +189,10 @@ void runBacktest(const BacktestOptions& options, Clock& clock, CommandContext& c
   while (remaining > 0) {
     const long long count = std::min(kPage, remaining);
     auto reply = session->redis->command(
-        {"XREVRANGE", session->config.stream, end, start, "COUNT", std::to_string(count)});
+        {"XREVRANGE", session->config.stream, end, start, "COUNT", std::to_string(count)},
+        // Entries are read cut like the worker reads them (docs/operations.md "Memory"): a huge
+        // one counts as oversized without ever being held whole.
+        stream::entryReplyLimits(session->config.max_event_bytes));
     if (!reply.ok()) return reportRedisError("backtest", reply.error(), context);
     auto entries = stream::parseEntries(reply->view());
     if (!entries.ok()) return reportRedisError("backtest", entries.error(), context);

@@ -17,6 +17,8 @@
 #include "config/runtime_factory.h"
 #include "dlq/dead_letter_queue.h"
 #include "dlq/replayer.h"
+#include "event/event.h"
+#include "event/render.h"
 #include "runtime/runtime.h"
 #include "stream/stream_entry.h"
 #include "stream/stream_id.h"
@@ -50,6 +52,12 @@ Json entryJson(const dlq::Entry& entry) {
         (name == "deliveries" || name == "handler_attempts") && parseWholeNumber(value, number);
     object[name] = count ? Json(number) : Json(value);
   }
+  // Values the read cut (docs/operations.md "Memory"): the field holds their first bytes only.
+  if (!entry.record.cut.empty()) {
+    Json cut = Json::object();
+    for (const auto& [name, size] : entry.record.cut) cut[name] = size;
+    object["cut"] = std::move(cut);
+  }
   return object;
 }
 
@@ -65,7 +73,9 @@ bool validId(std::string_view id, std::string_view command, CommandContext& cont
 // The entry `id` of the DLQ, or nullopt (reported, exit 1) when it is missing or Redis failed.
 std::optional<dlq::Entry> readEntry(RedisSession& session, const std::string& id,
                                     std::string_view command, CommandContext& context) {
-  auto found = dlq::DeadLetterQueue(*session.redis, session.keys.dlq()).find(id);
+  auto found = dlq::DeadLetterQueue(*session.redis, session.keys.dlq(), 500,
+                                    stream::entryReplyLimits(session.config.max_event_bytes))
+                   .find(id);
   if (!found.ok()) {
     reportRedisError("dlq " + std::string(command), found.error(), context);
     return std::nullopt;
@@ -82,7 +92,8 @@ void runDlqLs(const DlqLsOptions& options, CommandContext& context) {
   auto session = openRedisSession("dlq ls", {}, context);
   if (!session) return;
   auto reply = session->redis->command(
-      {"XREVRANGE", session->keys.dlq(), "+", "-", "COUNT", std::to_string(options.limit)});
+      {"XREVRANGE", session->keys.dlq(), "+", "-", "COUNT", std::to_string(options.limit)},
+      stream::entryReplyLimits(session->config.max_event_bytes));
   if (!reply.ok()) return reportRedisError("dlq ls", reply.error(), context);
   auto records = stream::parseEntries(reply->view());
   if (!records.ok()) return reportRedisError("dlq ls", records.error(), context);
@@ -114,18 +125,34 @@ void runDlqLs(const DlqLsOptions& options, CommandContext& context) {
   }
 }
 
-void printEvent(std::string_view event, std::ostream& out) {
-  const Json parsed = Json::parse(event, nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) {
-    out << "event (not JSON, as recorded):\n  " << printable(event) << "\n";
+// The event as recorded: pretty-printed, streamed as it is rendered, when it decodes as an event
+// (event::decode's limits: at most 64 deep, so neither the stack nor memory grows with what a
+// producer wrote); otherwise its first kShownRawBytes bytes, escaped, and why it is no event.
+void printEvent(const dlq::Entry& entry, std::ostream& out) {
+  constexpr std::size_t kShownRawBytes = 64 * 1024;
+  const std::string event(entry.event());
+  for (const auto& [name, size] : entry.record.cut) {
+    if (name != "event") continue;
+    // Read cut (docs/operations.md "Memory"): only its first bytes ever left Redis.
+    out << "event (" << size << " bytes, more than a reader keeps; its first " << event.size()
+        << " bytes as recorded):\n  " << printable(event) << "\n";
     return;
   }
-  std::string pretty = prettyJson(parsed);
-  out << "event:\n  ";
-  for (char c : pretty) {
-    out << c;
-    if (c == '\n') out << "  ";
+  auto decoded = event::decode(event);
+  if (!decoded.ok()) {
+    out << "event (not an event: " << printable(decoded.error().message) << "; as recorded";
+    if (event.size() > kShownRawBytes) out << ", its first " << kShownRawBytes << " bytes";
+    out << "):\n  " << printable(std::string_view(event).substr(0, kShownRawBytes)) << "\n";
+    return;
   }
+  out << "event:\n  ";
+  event::renderPretty(decoded->root(), [&out](std::string_view piece) {
+    if (piece == "\n") {
+      out << "\n  ";
+    } else {
+      out << printable(piece);
+    }
+  });
   out << "\n";
 }
 
@@ -157,7 +184,7 @@ void runDlqInspect(const EntryOptions& options, CommandContext& context) {
     context.out << label << std::string(label.size() < 19 ? 19 - label.size() : 1, ' ')
                 << printable(value) << "\n";
   }
-  printEvent(entry->event(), context.out);
+  printEvent(*entry, context.out);
   if (const std::string* tail = entry->outputTail()) printOutputTail(*tail, context.out);
 }
 

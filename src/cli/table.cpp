@@ -4,7 +4,15 @@
 
 namespace relay::cli {
 
-void printTable(std::ostream& out, const std::vector<std::vector<std::string>>& rows) {
+void printTable(std::ostream& out, const std::vector<std::vector<std::string>>& raw_rows) {
+  // Cells come from templates, entries and handlers: escaped for the terminal (printable() of
+  // what it printed already changes nothing).
+  std::vector<std::vector<std::string>> rows;
+  for (const auto& raw : raw_rows) {
+    std::vector<std::string> row;
+    for (const std::string& cell : raw) row.push_back(printable(cell));
+    rows.push_back(std::move(row));
+  }
   std::vector<std::size_t> widths;
   for (const auto& row : rows) {
     widths.resize(std::max(widths.size(), row.size()), 0);

@@ -10,7 +10,8 @@
 namespace relay::cli {
 
 /// Prints rows (the first is the header) as left-aligned columns two spaces apart, without
-/// trailing blanks.
+/// trailing blanks, every cell through printable(): control and bidirectional characters
+/// escaped.
 void printTable(std::ostream& out, const std::vector<std::vector<std::string>>& rows);
 
 /// At most `width` characters of printable(text) on one line, `...` marking a cut.

@@ -8,6 +8,7 @@
 #include "app/apps_root.h"
 #include "cli/app_flags.h"
 #include "cli/command.h"
+#include "common/printable.h"
 
 namespace relay::cli {
 namespace {
@@ -73,14 +74,15 @@ void runValidate(const ValidateOptions& options, CommandContext& context) {
     }
   }
   for (const app::IgnoredDir& dir : ignored) {
-    context.err << "note: " << dir.dir.string() << " is not an app: " << dir.reason << "\n";
+    context.err << "note: " << printable(dir.dir.string())
+                << " is not an app: " << printable(dir.reason) << "\n";
   }
   std::size_t errors = 0, invalid_apps = 0, rules = 0, schedules = 0;
   std::string names;
   for (const app::AppDir& dir : apps) {
     const app::LoadResult result = app::loadApp(dir.name, dir.dir);
     for (const app::Diagnostic& diagnostic : result.errors) {
-      context.err << diagnostic.toString() << "\n";
+      context.err << printable(diagnostic.toString()) << "\n";
     }
     errors += result.errors.size();
     if (!result.ok()) {
@@ -101,7 +103,7 @@ void runValidate(const ValidateOptions& options, CommandContext& context) {
     context.out << "0 apps: no directory in " << target.string() << " holds a template.yaml\n";
     return;
   }
-  context.out << counted(apps.size(), "app") << " valid: " << names << " ("
+  context.out << counted(apps.size(), "app") << " valid: " << printable(names) << " ("
               << counted(rules, "rule") << ", " << counted(schedules, "schedule") << ")\n";
 }
 

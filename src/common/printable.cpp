@@ -39,7 +39,14 @@ bool kept(unsigned code, KeepControls keep) {
   return false;
 }
 
-bool isControl(unsigned code) { return code < 0x20 || (code >= 0x7F && code <= 0x9F); }
+// C0, DEL, C1, and the invisible characters that reorder or break what a terminal shows: the
+// Unicode bidirectional controls (ALM, LRM, RLM, embeddings, overrides, isolates: a line could
+// be shown reversed, hiding what follows) and the line and paragraph separators (which some
+// viewers break a line at).
+bool isControl(unsigned code) {
+  return code < 0x20 || (code >= 0x7F && code <= 0x9F) || code == 0x061C || code == 0x200E ||
+         code == 0x200F || (code >= 0x2028 && code <= 0x202E) || (code >= 0x2066 && code <= 0x2069);
+}
 
 void appendEscaped(std::string& out, std::string_view bytes) {
   for (const char c : bytes) {

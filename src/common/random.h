@@ -27,4 +27,11 @@ class SystemRandom final : public Random {
   std::mt19937_64 engine_;
 };
 
+/// Random from the kernel's CSPRNG (getrandom): for secrets another party must not predict
+/// (console session ids, CSRF tokens), which SystemRandom's engine is not made for. Thread-safe.
+class SecureRandom final : public Random {
+ public:
+  std::uint64_t next() override;
+};
+
 }  // namespace relay

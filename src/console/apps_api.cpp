@@ -6,6 +6,7 @@
 #include "catalog/classifier.h"
 #include "common/rfc3339.h"
 #include "console/console_guard.h"
+#include "console/request_body.h"
 #include "event/event.h"
 
 namespace relay::console {
@@ -17,7 +18,12 @@ Json appsJson(const app::Snapshot& snapshot, WallTime now) {
   Json apps = Json::array();
   for (const app::AppEntry& entry : snapshot.apps()) {
     Json app = app::appSummaryJson(entry);
-    if (entry.app) app["detail"] = app::appDetailJson(entry, now);
+    if (entry.app) {
+      app["detail"] = app::appDetailJson(entry, now);
+      // Keys only: env values may hold secrets, and every viewer reads this (docs/console.md
+      // "Security"); `relay app inspect` shows them to whoever reads the apps root anyway.
+      for (auto& [key, value] : app["detail"]["env"].items()) value = nullptr;
+    }
     apps.push_back(std::move(app));
   }
   Json ignored = Json::array();
@@ -70,12 +76,14 @@ HttpReply listApps(ConsoleState& state, const HttpRequest&) {
 }
 
 HttpReply playground(ConsoleState& state, const HttpRequest& request) {
-  const Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object() || !body.contains("event") || !body["event"].is_string()) {
+  auto body = decodeBody(request.body);
+  if (!body.ok()) return jsonError(400, body.error().message);
+  if (!body->contains("event") || !(*body)["event"].is_string()) {
     return jsonError(400, "expected {\"event\": \"<the event as JSON text>\"}");
   }
   const auto snapshot = state.apps.snapshot();
-  return jsonReply(playgroundJson(*snapshot, body["event"].get<std::string>(), state.clock.now()));
+  return jsonReply(
+      playgroundJson(*snapshot, (*body)["event"].get<std::string>(), state.clock.now()));
 }
 
 }  // namespace relay::console

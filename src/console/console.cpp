@@ -50,11 +50,15 @@ Result<std::unique_ptr<Console>> Console::create(const ConsoleConfig& config, st
   c.apps_ = std::make_unique<AppsView>(std::move(runtime).value(), std::move(apps).value(), clock,
                                        internals.apps_max_age,
                                        [&paused = *c.paused_] { paused.refresh(); });
-  if (!config.read_only) c.jobs_ = std::make_unique<ReplayJobs>(*c.pool_, *c.apps_, keys.dlq());
+  if (!config.read_only) {
+    c.jobs_ =
+        std::make_unique<ReplayJobs>(*c.pool_, *c.apps_, keys.dlq(), config.worker.max_event_bytes);
+  }
   c.state_ = std::unique_ptr<ConsoleState>(
       new ConsoleState{c.config_, keys, *c.pool_, *c.apps_, c.jobs_.get(), clock});
   c.guard_ = std::make_unique<ConsoleGuard>(config.token, random.token() + random.token(),
-                                            isLoopbackHost(config.address.host));
+                                            isLoopbackHost(config.address.host), clock,
+                                            c.session_random_, internals.guard);
   http::HttpServerSettings settings;
   settings.handler_threads = internals.handler_threads;
   settings.request_timeout = internals.request_timeout;

@@ -24,6 +24,7 @@ struct ConsoleInternals {
   std::size_t handler_threads = 4;
   std::chrono::milliseconds request_timeout{30'000};
   std::chrono::milliseconds apps_max_age{2'000};
+  GuardSettings guard;  // sessions and the failed-login limit
 };
 
 /// `relay console` (docs/console.md): the JSON API and the embedded pages over one HttpServer,
@@ -56,6 +57,7 @@ class Console {
   ConsoleConfig config_;
   Clock& clock_;
   observability::Logger logger_;
+  SecureRandom session_random_;  // session ids: others must not predict them
   std::unique_ptr<ConsoleGuard> guard_;
   std::unique_ptr<ConnectionPool> pool_;
   std::unique_ptr<PausedAppsCache> paused_;  // before apps_: its availability check reads it

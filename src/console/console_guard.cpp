@@ -55,8 +55,14 @@ HttpReply jsonError(int status, const std::string& message) {
           "application/json"};
 }
 
-ConsoleGuard::ConsoleGuard(std::string token, std::string csrf, bool loopback)
-    : token_(std::move(token)), csrf_(std::move(csrf)), loopback_(loopback) {}
+ConsoleGuard::ConsoleGuard(std::string token, std::string csrf, bool loopback, Clock& clock,
+                           Random& random, GuardSettings settings)
+    : token_(std::move(token)),
+      csrf_(std::move(csrf)),
+      loopback_(loopback),
+      clock_(clock),
+      random_(random),
+      settings_(settings) {}
 
 bool ConsoleGuard::tokenMatches(const std::string& candidate) const {
   return !token_.empty() && equalSecret(candidate, token_);
@@ -72,7 +78,74 @@ bool ConsoleGuard::authenticated(const HttpRequest& request) const {
     }
   }
   const std::string* cookie = request.header("cookie");
-  return cookie != nullptr && tokenMatches(cookieValue(*cookie, kCookie));
+  return cookie != nullptr && sessionValid(cookieValue(*cookie, kCookie));
+}
+
+bool ConsoleGuard::sessionValid(const std::string& id) const {
+  if (id.empty()) return false;
+  const std::lock_guard lock(mutex_);
+  const auto found = sessions_.find(id);
+  if (found == sessions_.end()) return false;
+  if (clock_.monotonicNow() < found->second) return true;
+  sessions_.erase(found);
+  return false;
+}
+
+bool ConsoleGuard::limited(const std::string& peer, MonoTime now) {
+  while (!failures_.empty() && now - failures_.front().first >= settings_.failure_window) {
+    failures_.pop_front();
+  }
+  if (failures_.size() >= settings_.failures_in_all) return true;
+  std::size_t from_peer = 0;
+  for (const auto& [when, who] : failures_) from_peer += who == peer;
+  return from_peer >= settings_.failures_per_peer;
+}
+
+std::variant<std::string, HttpReply> ConsoleGuard::login(const HttpRequest& request,
+                                                         const std::string& candidate) {
+  const MonoTime now = clock_.monotonicNow();
+  const std::lock_guard lock(mutex_);
+  // Checked before the token: once limited, a right guess learns nothing either.
+  if (limited(request.peer, now)) {
+    const auto wait = std::chrono::duration_cast<std::chrono::seconds>(
+        failures_.front().first + settings_.failure_window - now);
+    HttpReply refused =
+        jsonError(429, "too many failed logins: try again in " +
+                           std::to_string(std::max<long long>(wait.count(), 1)) + " s");
+    refused.headers.emplace_back("Retry-After",
+                                 std::to_string(std::max<long long>(wait.count(), 1)));
+    return refused;
+  }
+  if (!tokenMatches(candidate)) {
+    failures_.emplace_back(now, request.peer);
+    return jsonError(401, "wrong token");
+  }
+  if (sessions_.size() >= settings_.max_sessions) {
+    // The session expiring first is the oldest: every session lives as long.
+    auto oldest = sessions_.begin();
+    for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
+      if (it->second < oldest->second) oldest = it;
+    }
+    sessions_.erase(oldest);
+  }
+  const std::string id = random_.token() + random_.token();
+  sessions_[id] = now + settings_.session_lifetime;
+  // Secure when the page came over https (a TLS-terminating proxy): the browser then never
+  // sends the cookie in clear. The Origin was checked to be this console (checkLogin).
+  const std::string* origin = request.header("origin");
+  const std::string* forwarded = request.header("x-forwarded-proto");
+  const bool secure = (origin != nullptr && origin->rfind("https://", 0) == 0) ||
+                      (forwarded != nullptr && *forwarded == "https");
+  return std::string(kCookie) + "=" + id + "; Path=/; HttpOnly; SameSite=Strict" +
+         (secure ? "; Secure" : "");
+}
+
+std::string ConsoleGuard::logout(const HttpRequest& request) {
+  if (const std::string* cookie = request.header("cookie")) {
+    const std::lock_guard lock(mutex_);
+    sessions_.erase(cookieValue(*cookie, kCookie));
+  }
+  return std::string(kCookie) + "=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0";
 }
 
 bool ConsoleGuard::hostAllowed(const HttpRequest& request) const {
@@ -125,10 +198,6 @@ std::optional<HttpReply> ConsoleGuard::checkSameOrigin(const HttpRequest& reques
     return jsonError(415, "send the body as application/json");
   }
   return std::nullopt;
-}
-
-std::string ConsoleGuard::sessionCookie() const {
-  return std::string(kCookie) + "=" + token_ + "; Path=/; HttpOnly; SameSite=Strict";
 }
 
 HttpReply ConsoleGuard::secure(HttpReply reply) const {

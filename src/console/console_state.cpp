@@ -43,6 +43,11 @@ std::string eventPreview(std::string_view event) {
   return std::string(event.substr(0, kPreviewBytes));
 }
 
+dlq::DeadLetterQueue deadLetters(const ConsoleState& state, redis::Connection& redis) {
+  return dlq::DeadLetterQueue(redis, state.keys.dlq(), 500,
+                              stream::entryReplyLimits(state.config.worker.max_event_bytes));
+}
+
 std::int64_t nowMs(const Clock& clock) { return unixMillis(clock.now()); }
 
 }  // namespace relay::console

@@ -11,6 +11,7 @@
 #include "console/connection_pool.h"
 #include "console/console_config.h"
 #include "console/replay_jobs.h"
+#include "dlq/dead_letter_queue.h"
 #include "http/server.h"
 #include "invocation/keys.h"
 #include "redis/errors.h"
@@ -29,6 +30,9 @@ struct ConsoleState {
 };
 
 using Json = nlohmann::ordered_json;
+
+/// The dead-letter queue, read with the worker's MAX_EVENT_BYTES (docs/operations.md "Memory").
+dlq::DeadLetterQueue deadLetters(const ConsoleState& state, redis::Connection& redis);
 
 /// A 200 `application/json` reply (invalid UTF-8 replaced, so the page always parses it).
 http::HttpReply jsonReply(const Json& body, int status = 200);

@@ -8,19 +8,12 @@
 
 #include "common/result.h"
 #include "console/console_state.h"
+#include "console/request_body.h"
 #include "dlq/dlq_filter.h"
 #include "dlq/entry.h"
 #include "invocation/attempt_journal.h"
 
 namespace relay::console {
-
-/// Reads one named parameter (of a query string or a JSON object); nullopt when absent.
-using ParamGetter = std::function<std::optional<std::string>(std::string_view name)>;
-
-/// The Dead letters filter of docs/console.md: `app`, `handler`, `kind` (exact), `reason`,
-/// `q` (substrings, case-insensitive), `since`, `until` (RFC 3339 or Unix milliseconds). Empty
-/// values are absent. Fails naming the parameter and what was expected.
-Result<dlq::DlqFilter> parseDlqFilter(const ParamGetter& get);
 
 /// A row of the Dead letters table: id, timestamp, app, handler, kind, reason, attempts, and
 /// the first bytes of the event.

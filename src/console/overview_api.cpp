@@ -7,6 +7,7 @@
 #include "stream/pending_inspector.h"
 #include "stream/pending_json.h"
 #include "stream/retention.h"
+#include "stream/stream_entry.h"
 #include "stream/stream_id.h"
 #include "stream/trimmer.h"
 
@@ -99,7 +100,10 @@ HttpReply overview(ConsoleState& state, const HttpRequest& request) {
               {"consumers", Json::array()},
               {"redis", state.config.worker.redis.describe()}};
 
-  auto info = redis.command({"XINFO", "STREAM", stream});
+  // XINFO STREAM holds the first and the last entry whole: read cut like the worker reads
+  // entries (docs/operations.md "Memory"), or one huge event is pulled on every refresh.
+  auto info = redis.command({"XINFO", "STREAM", stream},
+                            stream::entryReplyLimits(state.config.worker.max_event_bytes));
   if (info.ok()) {
     const auto pairs = pairsOf(info->view());
     out["stream"] = {{"name", stream},

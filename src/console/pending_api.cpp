@@ -166,12 +166,16 @@ HttpReply pendingMessages(ConsoleState& state, const HttpRequest& request) {
     out["next"] = rows.back().id;
   }
   std::vector<std::vector<std::string>> commands;
+  std::vector<std::optional<redis::ReplyLimits>> limits;
+  // A pending message's body is read like the worker reads it (docs/operations.md "Memory").
+  const redis::ReplyLimits entry = stream::entryReplyLimits(state.config.worker.max_event_bytes);
   for (const Row& row : rows) {
     commands.push_back({"HGETALL", state.keys.state(row.id)});
     commands.push_back({"HGETALL", state.keys.attempts(row.id)});
     commands.push_back({"XRANGE", stream, row.id, row.id});
+    limits.insert(limits.end(), {std::nullopt, std::nullopt, entry});
   }
-  auto replies = redis.pipeline(commands);
+  auto replies = redis.pipeline(commands, limits);
   if (!replies.ok()) return redisFailure("HGETALL", replies.error());
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const Row& row = rows[r];

@@ -43,8 +43,13 @@ const char* verdictName(dlq::ReplayResult::Verdict verdict) {
 
 }  // namespace
 
-ReplayJobs::ReplayJobs(ConnectionPool& pool, AppsView& apps, std::string dlq_key)
-    : pool_(pool), apps_(apps), dlq_key_(std::move(dlq_key)), thread_([this] { loop(); }) {}
+ReplayJobs::ReplayJobs(ConnectionPool& pool, AppsView& apps, std::string dlq_key,
+                       std::size_t max_event_bytes)
+    : pool_(pool),
+      apps_(apps),
+      dlq_key_(std::move(dlq_key)),
+      max_event_bytes_(max_event_bytes),
+      thread_([this] { loop(); }) {}
 
 ReplayJobs::~ReplayJobs() {
   {
@@ -95,7 +100,7 @@ std::optional<nlohmann::ordered_json> ReplayJobs::status(std::uint64_t number) c
 ReplayJobs::Result ReplayJobs::replayOne(const std::string& id) {
   auto lease = pool_.lease();
   if (!lease.ok()) return {id, "not_runnable", "redis: " + lease.error().message, {}};
-  dlq::DeadLetterQueue queue(**lease, dlq_key_);
+  dlq::DeadLetterQueue queue(**lease, dlq_key_, 500, stream::entryReplyLimits(max_event_bytes_));
   auto entry = queue.find(id);
   if (!entry.ok()) return {id, "not_runnable", "redis: " + entry.error().message, {}};
   if (!*entry) return {id, "not_runnable", "no entry " + id + " in " + dlq_key_, {}};

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -21,7 +22,9 @@ namespace relay::console {
 /// and the page polls its progress. Every replay is dlq::Replayer's. Thread-safe.
 class ReplayJobs {
  public:
-  ReplayJobs(ConnectionPool& pool, AppsView& apps, std::string dlq_key);
+  /// Entries are read cut to `max_event_bytes` (MAX_EVENT_BYTES: docs/operations.md "Memory").
+  ReplayJobs(ConnectionPool& pool, AppsView& apps, std::string dlq_key,
+             std::size_t max_event_bytes);
   /// Finishes the entry being replayed, drops the queued rest, joins the thread.
   ~ReplayJobs();
   ReplayJobs(const ReplayJobs&) = delete;
@@ -53,6 +56,7 @@ class ReplayJobs {
   ConnectionPool& pool_;
   AppsView& apps_;
   std::string dlq_key_;
+  std::size_t max_event_bytes_;
   mutable std::mutex mutex_;
   std::condition_variable wake_;
   std::deque<std::uint64_t> queue_;

@@ -1,6 +1,7 @@
 #include "console/session_api.h"
 
 #include "config/runtime_factory.h"
+#include "console/request_body.h"
 
 namespace relay::console {
 
@@ -23,22 +24,20 @@ HttpReply session(ConsoleState& state, const ConsoleGuard& guard, const HttpRequ
   return jsonReply(out);
 }
 
-HttpReply login(const ConsoleGuard& guard, const HttpRequest& request) {
+HttpReply login(ConsoleGuard& guard, const HttpRequest& request) {
   if (!guard.tokenRequired()) return jsonReply({{"authenticated", true}});
-  const Json body = Json::parse(request.body, nullptr, /*allow_exceptions=*/false);
-  if (!body.is_object() || !body.contains("token") || !body["token"].is_string() ||
-      !guard.tokenMatches(body["token"].get<std::string>())) {
-    return jsonError(401, "wrong token");
-  }
+  auto body = decodeBody(request.body);
+  const bool shaped = body.ok() && body->contains("token") && (*body)["token"].is_string();
+  auto session = guard.login(request, shaped ? (*body)["token"].get<std::string>() : "");
+  if (auto* refused = std::get_if<HttpReply>(&session)) return *refused;
   HttpReply reply = jsonReply({{"authenticated", true}});
-  reply.headers.emplace_back("Set-Cookie", guard.sessionCookie());
+  reply.headers.emplace_back("Set-Cookie", std::get<std::string>(session));
   return reply;
 }
 
-HttpReply logout(const ConsoleGuard&, const HttpRequest&) {
+HttpReply logout(ConsoleGuard& guard, const HttpRequest& request) {
   HttpReply reply = jsonReply({{"authenticated", false}});
-  reply.headers.emplace_back("Set-Cookie",
-                             "relay_console=; Path=/; HttpOnly; SameSite=Strict; Max-Age=0");
+  reply.headers.emplace_back("Set-Cookie", guard.logout(request));
   return reply;
 }
 

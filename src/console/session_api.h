@@ -10,10 +10,11 @@ namespace relay::console {
 /// what the console is connected to (Redis, stream, group, apps root, runtime).
 http::HttpReply session(ConsoleState& state, const ConsoleGuard& guard,
                         const http::HttpRequest& request);
-/// POST /api/login {"token": "..."}: sets the session cookie when the token is right (401
+/// POST /api/login {"token": "..."}: starts a session and sets its cookie when the token is
+/// right (401 otherwise, 429 once too many logins failed: ConsoleGuard::login)
 /// otherwise). Same-origin only, like every POST.
-http::HttpReply login(const ConsoleGuard& guard, const http::HttpRequest& request);
-/// POST /api/logout: clears the cookie.
-http::HttpReply logout(const ConsoleGuard& guard, const http::HttpRequest& request);
+http::HttpReply login(ConsoleGuard& guard, const http::HttpRequest& request);
+/// POST /api/logout: ends the session and clears the cookie.
+http::HttpReply logout(ConsoleGuard& guard, const http::HttpRequest& request);
 
 }  // namespace relay::console

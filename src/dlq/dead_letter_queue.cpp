@@ -19,11 +19,15 @@ std::string newestToRead(const DlqFilter& filter, const std::string& upto) {
 
 }  // namespace
 
-DeadLetterQueue::DeadLetterQueue(redis::Connection& redis, std::string key, std::size_t batch)
-    : redis_(redis), key_(std::move(key)), batch_(std::max<std::size_t>(batch, 1)) {}
+DeadLetterQueue::DeadLetterQueue(redis::Connection& redis, std::string key, std::size_t batch,
+                                 redis::ReplyLimits limits)
+    : redis_(redis),
+      key_(std::move(key)),
+      batch_(std::max<std::size_t>(batch, 1)),
+      limits_(limits) {}
 
 redis::Result<std::optional<Entry>> DeadLetterQueue::find(std::string_view id) {
-  auto reply = redis_.command({"XRANGE", key_, id, id});
+  auto reply = redis_.command({"XRANGE", key_, id, id}, limits_);
   if (!reply.ok()) return reply.error();
   auto entries = stream::parseEntries(reply->view());
   if (!entries.ok()) return entries.error();
@@ -38,7 +42,7 @@ redis::Result<long long> DeadLetterQueue::length() {
 }
 
 redis::Result<std::string> DeadLetterQueue::newestId() {
-  auto reply = redis_.command({"XREVRANGE", key_, "+", "-", "COUNT", "1"});
+  auto reply = redis_.command({"XREVRANGE", key_, "+", "-", "COUNT", "1"}, limits_);
   if (!reply.ok()) return reply.error();
   auto entries = stream::parseEntries(reply->view());
   if (!entries.ok()) return entries.error();
@@ -51,7 +55,7 @@ redis::Status DeadLetterQueue::scan(const DlqFilter& filter, const std::string& 
   const std::string start = filter.oldestBound();
   const std::string count = std::to_string(batch_);
   while (true) {
-    auto reply = redis_.command({"XREVRANGE", key_, end, start, "COUNT", count});
+    auto reply = redis_.command({"XREVRANGE", key_, end, start, "COUNT", count}, limits_);
     if (!reply.ok()) return reply.error();
     auto entries = stream::parseEntries(reply->view());
     if (!entries.ok()) return entries.error();

@@ -10,8 +10,12 @@
 #include "dlq/dlq_filter.h"
 #include "dlq/entry.h"
 #include "redis/connection.h"
+#include "stream/stream_entry.h"
 
 namespace relay::dlq {
+
+/// MAX_EVENT_BYTES's default: what a reader of the DLQ lets a value hold when not told.
+inline constexpr std::size_t kDefaultEntryBytes = 256 * 1024;
 
 /// One page of a filtered listing, newest first.
 struct DlqPage {
@@ -36,7 +40,10 @@ struct DlqSelection {
 /// Not thread-safe (it uses the caller's Connection); every call blocks on Redis.
 class DeadLetterQueue {
  public:
-  DeadLetterQueue(redis::Connection& redis, std::string key, std::size_t batch = 500);
+  /// Reads entries cut to `limits` (docs/operations.md "Memory": a dead-letter entry is read
+  /// like any entry, never whole when someone wrote a huge one into the stream).
+  DeadLetterQueue(redis::Connection& redis, std::string key, std::size_t batch = 500,
+                  redis::ReplyLimits limits = stream::entryReplyLimits(kDefaultEntryBytes));
 
   const std::string& key() const { return key_; }
   /// The entry `id`, or nullopt when there is none.
@@ -65,6 +72,7 @@ class DeadLetterQueue {
   redis::Connection& redis_;
   std::string key_;
   std::size_t batch_;
+  redis::ReplyLimits limits_;
 };
 
 }  // namespace relay::dlq

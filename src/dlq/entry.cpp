@@ -42,6 +42,13 @@ bool Entry::namesHandler() const {
 bool Entry::replayable() const { return refusal() == std::nullopt; }
 
 std::optional<std::string> Entry::refusal() const {
+  if (!record.cut.empty() || record.items_when_dropped > 0) {
+    // Only the first bytes of a value were read (docs/operations.md "Memory"): replaying them
+    // would run the handler on something else than what was dead-lettered.
+    return "entry " + id() + " holds more than a reader keeps (a value of " +
+           std::to_string(record.cut.empty() ? 0 : record.cut.front().second) +
+           " bytes, or too many fields): it cannot be replayed; inspect it and remove it";
+  }
   if (kind == DlqKind::kHandler) return std::nullopt;
   // An invocation an operator dead-lettered (relay pending dead-letter) names its handler when
   // the message had a plan: that handler can run it again.

@@ -54,7 +54,8 @@ struct Entry {
   /// deploys and cron edits") whose recorded event is a JSON object.
   bool replayable() const;
   /// Why the entry cannot be replayed whatever the apps are (it never reached a handler and
-  /// names none it could reach), in one line for people; nullopt for a replayable() entry.
+  /// names none it could reach, or it was read cut: docs/operations.md "Memory"), in one line
+  /// for people; nullopt for a replayable() entry.
   std::optional<std::string> refusal() const;
 };
 

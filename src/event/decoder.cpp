@@ -1,10 +1,14 @@
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <limits>
 #include <optional>
+#include <string_view>
+#include <vector>
 
 #include "event/event.h"
 #include "event/number.h"
+#include "common/quote_json.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>
@@ -166,7 +170,7 @@ class Decoder {
     return std::nullopt;
   }
 
-  DecodeError failure() const { return DecodeError{error_at_, error_, true}; }
+  DecodeError failure() const { return DecodeError{error_at_, error_, !repeated_key_}; }
 
   // Records the first error; returns nullptr for `return fail(...)` in cursor-returning code.
   const char* fail(const char* at, const char* message) {
@@ -183,6 +187,7 @@ class Decoder {
     struct Open {
       std::uint32_t node;
       std::uint32_t count;
+      std::uint32_t start;  // offset of the opening bracket, to point at a repeated key
       bool object;
     };
     Open stack[kMaxDepth];
@@ -288,7 +293,7 @@ class Decoder {
       case '[': {
         if (depth == kMaxDepth) return fail(p, "nested deeper than 64 levels");
         const bool object = *p == '{';
-        stack[depth++] = {count, 0, object};
+        stack[depth++] = {count, 0, static_cast<std::uint32_t>(p - begin_), object};
         push(detail::Node{});  // completed by close()
         p = skipSpace(p + 1);
         if (*p == (object ? '}' : ']')) {
@@ -346,6 +351,11 @@ class Decoder {
       }
       if (*p == (open.object ? '}' : ']')) {
         if (!close(open)) return fail(p, "too many members or elements in one container");
+        if (open.object && open.count > 1) {
+          if (const std::uint32_t repeat = repeatedKey(open.node, open.count); repeat != 0) {
+            return failRepeatedKey(open.node, open.start, repeat);
+          }
+        }
         ++p;
         --depth;
         goto after_value;
@@ -367,6 +377,138 @@ class Decoder {
     }
     p = skipSpace(p + 1);
     goto value;
+  }
+
+  // The text of the key (or any string) node at `index`.
+  std::string_view textOf(std::uint32_t index) const {
+    const detail::Node& node = event_.tape_[index];
+    const std::string& text = node.escaped() ? event_.unescaped_ : event_.raw_;
+    return std::string_view(text.data() + node.offset(), node.size());
+  }
+
+  // The tape index of the first key of the complete object at `object` (of `members` members)
+  // that repeats an earlier key of it (compared after unescaping), or 0 (index 0 is the
+  // top-level object, never a key). Docs/patterns.md "Events": one reading of JSON, so the
+  // matcher and every handler's JSON library see the same members. Checked once the object is
+  // complete, off the parser's key path; an object of many keys is sorted: O(n log n), never
+  // quadratic.
+  std::uint32_t repeatedKey(std::uint32_t object, std::uint32_t members) const {
+    const detail::Node* tape = event_.tape_.get();
+    const std::uint32_t end = tape[object].end();
+    struct Key {
+      std::string_view text;
+      std::uint32_t index;
+    };
+    constexpr std::uint32_t kFew = 32;
+    if (members <= kFew) {
+      // One of 128 bits per key, from its length and first and last bytes: only a key whose
+      // bit an earlier key set is compared exactly, so the usual object compares none. Plain
+      // arrays, left uninitialised: this runs for every object of every event.
+      const char* text[kFew];
+      std::uint32_t size[kFew];
+      std::uint64_t seen[2] = {0, 0};
+      const char* raw = event_.raw_.data();
+      const char* unescaped = event_.unescaped_.data();
+      std::uint32_t n = 0;
+      for (std::uint32_t at = object + 1; at < end; ++n) {
+        const detail::Node& key = tape[at];
+        const char* data = (key.escaped() ? unescaped : raw) + key.offset();
+        const std::uint32_t length = key.size();
+        // The raw bytes' padding and the side buffer's terminator: data[0] is readable.
+        const auto first = static_cast<unsigned char>(data[0]);
+        const auto last = static_cast<unsigned char>(data[length == 0 ? 0 : length - 1]);
+        const std::uint64_t mixed =
+            (length | std::uint64_t{first} << 32 | std::uint64_t{last} << 40) *
+            0x9E3779B97F4A7C15ULL;
+        const unsigned bit = static_cast<unsigned>(mixed >> 57);
+        const std::uint64_t mask = std::uint64_t{1} << (bit & 63);
+        if ((seen[bit >> 6] & mask) != 0) {
+          for (std::uint32_t i = 0; i < n; ++i) {
+            if (size[i] == length && std::memcmp(text[i], data, length) == 0) return at;
+          }
+        }
+        seen[bit >> 6] |= mask;
+        text[n] = data;
+        size[n] = length;
+        const detail::Node& value = tape[at + 1];
+        at = value.container() ? value.end() : at + 2;
+      }
+      return 0;
+    }
+    std::vector<Key> keys;
+    keys.reserve(members);
+    for (std::uint32_t at = object + 1; at < end;) {
+      keys.push_back({textOf(at), at});
+      const detail::Node& value = tape[at + 1];
+      at = value.container() ? value.end() : at + 2;
+    }
+    // Sorted by text, then position: in each run of equal keys the second is a repeat, and the
+    // earliest such one in the document is reported.
+    std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+      return a.text < b.text || (a.text == b.text && a.index < b.index);
+    });
+    std::uint32_t first = 0;
+    for (std::size_t i = 1; i < keys.size(); ++i) {
+      if (keys[i].text == keys[i - 1].text && (i < 2 || keys[i - 2].text != keys[i].text) &&
+          (first == 0 || keys[i].index < first)) {
+        first = keys[i].index;
+      }
+    }
+    return first;
+  }
+
+  // Records the repeated key at tape index `repeat` of the object opened at raw offset `start`,
+  // pointing at the key's opening quote: the tape keeps no raw offset for escaped text, so the
+  // object's bytes (already validated) are scanned again, on this error path only.
+  const char* failRepeatedKey(std::uint32_t object, std::uint32_t start, std::uint32_t repeat) {
+    const detail::Node* tape = event_.tape_.get();
+    std::uint32_t ordinal = 0;
+    for (std::uint32_t at = object + 1; at < repeat; ++ordinal) {
+      const detail::Node& value = tape[at + 1];
+      at = value.container() ? value.end() : at + 2;
+    }
+    const char* p = begin_ + start + 1;
+    int depth = 0;
+    bool expect_key = true;
+    std::uint32_t member = 0;
+    while (true) {
+      const char c = *p;
+      if (c == '"') {
+        if (depth == 0 && expect_key) {
+          if (member++ == ordinal) break;
+          expect_key = false;
+        }
+        for (++p; *p != '"'; ++p) {
+          if (*p == '\\') ++p;
+        }
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        --depth;
+      } else if (c == ',' && depth == 0) {
+        expect_key = true;
+      }
+      ++p;
+    }
+    return failRepeatedKeyAt(p, textOf(repeat));
+  }
+
+  // Records "duplicate key "<text>" at byte N" for the key whose opening quote is at `at`.
+  const char* failRepeatedKeyAt(const char* at, std::string_view key) {
+    constexpr std::size_t kShownKeyBytes = 64;
+    std::string shown;
+    if (key.size() > kShownKeyBytes) {
+      std::size_t cut = kShownKeyBytes;
+      while (cut > 0 && (static_cast<unsigned char>(key[cut]) & 0xC0) == 0x80) --cut;
+      shown = quoteJson(std::string(key.substr(0, cut)) + "...");
+    } else {
+      shown = quoteJson(key);
+    }
+    error_text_ = "duplicate key " + shown + " at byte " + std::to_string(at - begin_);
+    error_ = error_text_.c_str();
+    error_at_ = static_cast<std::size_t>(at - begin_);
+    repeated_key_ = true;
+    return nullptr;
   }
 
   // The slow path of a string that started at `start` and has an escape at `at`: its text
@@ -452,6 +594,8 @@ class Decoder {
   const char* end_;
   const char* error_ = nullptr;
   std::size_t error_at_ = 0;
+  std::string error_text_;     // a message built at run time (a repeated key's)
+  bool repeated_key_ = false;  // valid JSON, but not an event: the message says where
 };
 
 std::string DecodeError::toString() const {

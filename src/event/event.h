@@ -80,8 +80,8 @@ class Value {
   /// Members of an object or elements of an array; 0 for scalars.
   std::size_t size() const;
 
-  /// The value of the first member named `key` (a later duplicate key is ignored); nullopt
-  /// when absent or when this is not an object.
+  /// The value of the member named `key` (decode() rejects repeated keys, so there is at most
+  /// one); nullopt when absent or when this is not an object.
   std::optional<Value> find(std::string_view key) const;
 
   /// Forward range over an object's (key, value) members or an array's elements.
@@ -197,7 +197,8 @@ class Event {
 inline constexpr std::size_t kDecodePadding = 16;
 
 /// Parses an event: RFC 8259 JSON whose top level is an object, valid UTF-8 (escapes included:
-/// a lone surrogate is invalid), nested at most kMaxDepth deep. Numbers of any size parse (as
+/// a lone surrogate is invalid), nested at most kMaxDepth deep, no object with a key twice
+/// (compared after unescaping: `"r\u006fle"` repeats `"role"`). Numbers of any size parse (as
 /// doubles; out-of-range magnitudes become ±infinity). A single string, number or container
 /// may hold up to 2^28 - 1 bytes or members. Errors are kInvalidArgument with the
 /// byte offset and what was expected.

@@ -16,6 +16,7 @@ struct HttpRequest {
   std::string query;  // after `?`, raw; empty when none
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, values trimmed
   std::string body;                                          // Content-Length bytes; no chunked
+  std::string peer;  // the client's address (numeric, without the port) as the server saw it
 
   /// The value of the first header named `name` (case-insensitive), or nullptr.
   const std::string* header(std::string_view name) const;

@@ -1,6 +1,8 @@
 #include "http/server.h"
 
+#include <arpa/inet.h>
 #include <netdb.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
@@ -24,6 +26,19 @@ using std::chrono::milliseconds;
 // While a connection is open, poll() wakes at least this often so the deadlines (which are on
 // the injected Clock, not on poll's own timer) are noticed.
 constexpr milliseconds kTick{100};
+
+// The numeric address of an accepted peer, without its port ("" for a unix socket).
+std::string peerOf(const sockaddr_storage& address) {
+  char text[INET6_ADDRSTRLEN] = {};
+  if (address.ss_family == AF_INET) {
+    ::inet_ntop(AF_INET, &reinterpret_cast<const sockaddr_in*>(&address)->sin_addr, text,
+                sizeof text);
+  } else if (address.ss_family == AF_INET6) {
+    ::inet_ntop(AF_INET6, &reinterpret_cast<const sockaddr_in6*>(&address)->sin6_addr, text,
+                sizeof text);
+  }
+  return text;
+}
 constexpr std::size_t kRequestReadChunk = 4096;
 
 // The standard reason phrases (RFC 9110 section 15) of the statuses this server sends; 411 is
@@ -91,12 +106,14 @@ std::string errnoText(int error) { return std::strerror(error); }
 struct HttpServer::Client {
   // kHandling: a pool thread is answering; the connection is not polled meanwhile.
   enum class Phase { kReading, kHandling, kWriting, kDraining };
-  Client(int descriptor, std::uint64_t number, MonoTime until)
-      : fd(descriptor), serial(number), deadline(until) {}
+  Client(int descriptor, std::uint64_t number, MonoTime until, std::string address)
+      : fd(descriptor), serial(number), deadline(until), peer(std::move(address)) {}
 
   UniqueFd fd;
   std::uint64_t serial;
   MonoTime deadline;
+  MonoTime accepted{};
+  std::string peer;
   Phase phase = Phase::kReading;
   bool done = false;
   std::size_t head_bytes = 0;  // once the head was parsed: its length
@@ -228,6 +245,7 @@ void HttpServer::dispatch(Client& client) {
   if (client.head.error != 0)
     return reply(client, errorReply(client.head.error, client.head.error_text));
   HttpRequest request = std::move(client.head.request);
+  request.peer = client.peer;
   request.body = client.in.substr(client.head_bytes, client.head.content_length);
   if (settings_.handler_threads == 0) return reply(client, run(request));
   client.phase = Client::Phase::kHandling;
@@ -302,6 +320,8 @@ void HttpServer::readFrom(Client& client) {
       client.head_bytes = end;
       client.head = parseHead(std::string_view(client.in).substr(0, end), settings_.max_headers,
                               settings_.max_body_bytes);
+      // The head arrived in time: the request's own deadline now applies.
+      client.deadline = client.accepted + settings_.request_timeout;
     }
     if (client.head.error != 0 ||
         client.in.size() >= client.head_bytes + client.head.content_length) {
@@ -329,9 +349,26 @@ void HttpServer::writeTo(Client& client) {
   client.phase = Client::Phase::kDraining;
 }
 
+bool HttpServer::makeRoom() {
+  // The oldest connection still reading its head: idle, or trickling its request in.
+  Client* oldest = nullptr;
+  for (const auto& [fd, client] : clients_) {
+    if (client->phase != Client::Phase::kReading || client->head_bytes != 0 || client->done) {
+      continue;
+    }
+    if (oldest == nullptr || client->serial < oldest->serial) oldest = client.get();
+  }
+  if (oldest == nullptr) return false;
+  clients_.erase(oldest->fd.get());
+  return true;
+}
+
 void HttpServer::acceptClients() {
   while (true) {
-    const int fd = ::accept4(listen_fd_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    sockaddr_storage address{};
+    socklen_t length = sizeof address;
+    const int fd = ::accept4(listen_fd_.get(), reinterpret_cast<sockaddr*>(&address), &length,
+                             SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       // Out of descriptors: the listening socket stays readable, so back off instead of
@@ -341,13 +378,16 @@ void HttpServer::acceptClients() {
       }
       return;
     }
-    if (clients_.size() >= settings_.max_connections) {
+    if (clients_.size() >= settings_.max_connections && !makeRoom()) {
       ::close(fd);
       continue;
     }
-    clients_.emplace(fd,
-                     std::make_unique<Client>(fd, ++next_serial_,
-                                              clock_.monotonicNow() + settings_.request_timeout));
+    const MonoTime now = clock_.monotonicNow();
+    auto client = std::make_unique<Client>(
+        fd, ++next_serial_, now + std::min(settings_.head_timeout, settings_.request_timeout),
+        peerOf(address));
+    client->accepted = now;
+    clients_.emplace(fd, std::move(client));
   }
 }
 

@@ -44,7 +44,12 @@ struct HttpServerSettings {
   std::size_t max_headers = 64;
   /// From accept to the last byte of the response; the connection is closed after it.
   std::chrono::milliseconds request_timeout{5'000};
-  /// Connections served at once; more are accepted and closed at once.
+  /// From accept to the end of the request head: a connection that sends nothing (or never
+  /// finishes its head) is closed after it, whatever request_timeout says.
+  std::chrono::milliseconds head_timeout{1'000};
+  /// Connections served at once. At the limit a new connection takes the place of the oldest
+  /// one still reading its head (an idle one), so idle connections cannot keep a request such
+  /// as GET /healthz out; when every connection is past its head, the new one is closed.
   std::size_t max_connections = 64;
   /// A request body (Content-Length) larger than this gets 413; 0 accepts none.
   std::size_t max_body_bytes = 0;
@@ -98,6 +103,9 @@ class HttpServer {
   HttpServer(HttpServerSettings settings, Clock& clock);
   void serve();
   void acceptClients();
+  /// At the connection limit: closes the oldest connection still reading its head; false
+  /// when there is none.
+  bool makeRoom();
   void readFrom(Client& client);
   void writeTo(Client& client);
   /// Parses the head; answers at once (errors, inline handlers) or hands the request over.

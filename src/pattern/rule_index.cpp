@@ -306,8 +306,7 @@ struct RuleIndex::Impl {
 
   void visitObject(const Node& node, const event::Value& object, RuleList& out) const {
     if (node.child_count <= kFindChildren) {
-      // Few names to look for: find() each one, which stops at the first occurrence of a key
-      // (so a later duplicate is ignored, as everywhere) and skips the rest of the object.
+      // Few names to look for: find() each one, which skips the rest of the object.
       for (const auto& [name, child] : node.children) {
         if (const std::optional<event::Value> value = object.find(name)) {
           visitMember(nodes[child], *value, out);
@@ -315,23 +314,13 @@ struct RuleIndex::Impl {
       }
       return;
     }
-    // Many names: one pass over the members, each looked up among the children. Only the first
-    // of duplicate keys counts, as in Value::find().
-    std::uint64_t seen = 0;
+    // Many names: one pass over the members, each looked up among the children (an event has
+    // no repeated key: event::decode() rejects them).
     const event::Value::Range members = object.members();
     for (auto it = members.begin(); !(it == members.end()); ++it) {
-      const std::string_view key = it.key();
-      const std::int64_t child = childOf(node, key);
+      const std::int64_t child = childOf(node, it.key());
       if (child < 0) continue;
-      const event::Value value = *it;
-      if (child < 64) {
-        const std::uint64_t bit = std::uint64_t{1} << child;
-        if ((seen & bit) != 0) continue;
-        seen |= bit;
-      } else if (object.find(key)->index() != value.index()) {
-        continue;
-      }
-      visitMember(nodes[node.children[static_cast<std::size_t>(child)].second], value, out);
+      visitMember(nodes[node.children[static_cast<std::size_t>(child)].second], *it, out);
     }
   }
 

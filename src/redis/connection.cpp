@@ -1,5 +1,6 @@
 #include "redis/connection.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -95,9 +96,9 @@ Result<Reply> Connection::checked(Result<Reply> reply) {
   return reply;
 }
 
-Result<Reply> Connection::send(Argv& argv) {
+Result<Reply> Connection::send(Argv& argv, const ReplyLimits* limits) {
   for (int redirects = 0;; ++redirects) {
-    auto reply = link_->send(argv);
+    auto reply = link_->send(argv, limits);
     const auto redirect =
         reply.ok() ? std::nullopt : parseRedirect(reply.error(), link_->address());
     if (!redirect || redirects == kMaxRedirects) return checked(std::move(reply));
@@ -112,7 +113,7 @@ Result<Reply> Connection::send(Argv& argv) {
       // The slot is migrating: this one command goes to the target, after ASKING.
       Argv asking(std::initializer_list<std::string_view>{"ASKING"});
       if (auto status = (*target)->append(asking); !status) return status.error();
-      if (auto status = (*target)->append(argv); !status) return status.error();
+      if (auto status = (*target)->append(argv, limits); !status) return status.error();
       if (auto asked = (*target)->getReply(); !asked) return asked.error();
       return (*target)->getReply();
     }
@@ -141,6 +142,17 @@ Result<Reply> Connection::command(std::span<const std::string_view> args) {
   return send(argv);
 }
 
+Result<Reply> Connection::command(std::initializer_list<std::string_view> args,
+                                  const ReplyLimits& limits) {
+  Argv argv(args);
+  return send(argv, &limits);
+}
+
+Result<Reply> Connection::command(const std::vector<std::string>& args, const ReplyLimits& limits) {
+  Argv argv(args);
+  return send(argv, &limits);
+}
+
 Status Connection::appendCommand(std::initializer_list<std::string_view> args) {
   Argv argv(args);
   return link_->append(argv);
@@ -156,6 +168,11 @@ Status Connection::appendCommand(std::span<const std::string_view> args) {
   return link_->append(argv);
 }
 
+Status Connection::appendCommand(const std::vector<std::string>& args, const ReplyLimits& limits) {
+  Argv argv(args);
+  return link_->append(argv, &limits);
+}
+
 Status Connection::flush() { return link_->flush(); }
 
 Result<Reply> Connection::getReply() { return checked(link_->getReply()); }
@@ -164,15 +181,30 @@ size_t Connection::pendingReplies() const { return link_->pending(); }
 
 Result<std::vector<Result<Reply>>> Connection::pipeline(
     const std::vector<std::vector<std::string>>& commands) {
+  return pipeline(commands, std::vector<std::optional<ReplyLimits>>(commands.size()));
+}
+
+Result<std::vector<Result<Reply>>> Connection::pipeline(
+    const std::vector<std::vector<std::string>>& commands,
+    const std::vector<std::optional<ReplyLimits>>& limits) {
+  const auto limitsOf = [&limits](std::size_t i) -> const ReplyLimits* {
+    return i < limits.size() && limits[i] ? &*limits[i] : nullptr;
+  };
   if (link_->pending() != 0) {
     return Error{ErrorKind::kProtocol,
                  std::to_string(link_->pending()) + " appended commands still await getReply()"};
+  }
+  // A command after the first may ask for limits: the filter must be in place before any.
+  if (std::any_of(limits.begin(), limits.end(), [](const auto& l) { return l.has_value(); })) {
+    if (auto status = link_->filterReplies(); !status) return checked(status.error()).error();
   }
   std::vector<Argv> argvs;
   argvs.reserve(commands.size());
   for (const auto& args : commands) {
     argvs.emplace_back(args);
-    if (auto status = link_->append(argvs.back()); !status) return checked(status.error()).error();
+    if (auto status = link_->append(argvs.back(), limitsOf(argvs.size() - 1)); !status) {
+      return checked(status.error()).error();
+    }
   }
   std::vector<Result<Reply>> replies;
   replies.reserve(commands.size());
@@ -186,7 +218,7 @@ Result<std::vector<Result<Reply>>> Connection::pipeline(
   for (size_t i = 0; i < replies.size(); ++i) {
     if (replies[i].ok()) continue;
     if (parseRedirect(replies[i].error(), link_->address())) {
-      replies[i] = send(argvs[i]);
+      replies[i] = send(argvs[i], limitsOf(i));
     } else {
       replies[i] = checked(std::move(replies[i]));
     }
@@ -195,7 +227,7 @@ Result<std::vector<Result<Reply>>> Connection::pipeline(
 }
 
 Result<Reply> Connection::eval(const Script& script, const std::vector<std::string>& keys,
-                               const std::vector<std::string>& args) {
+                               const std::vector<std::string>& args, const ReplyLimits* limits) {
   const std::string key_count = std::to_string(keys.size());
   auto argvFor = [&](std::string_view verb, std::string_view script_ref) {
     Argv argv(std::initializer_list<std::string_view>{verb, script_ref, key_count});
@@ -204,12 +236,12 @@ Result<Reply> Connection::eval(const Script& script, const std::vector<std::stri
     return argv;
   };
   Argv by_sha = argvFor("EVALSHA", script.sha1());
-  auto reply = send(by_sha);
+  auto reply = send(by_sha, limits);
   if (reply || !isReplyError(reply.error(), "NOSCRIPT")) return reply;
   // The server lost its script cache (restart, failover to a replica, SCRIPT FLUSH); EVAL runs
   // the source and caches it again for the next EVALSHA.
   Argv by_source = argvFor("EVAL", script.source());
-  return send(by_source);
+  return send(by_source, limits);
 }
 
 Status Connection::setCommandTimeout(std::chrono::milliseconds timeout) {

@@ -6,6 +6,7 @@
 #include <initializer_list>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include "redis/endpoint.h"
 #include "redis/errors.h"
 #include "redis/reply.h"
+#include "redis/reply_filter.h"
 #include "redis/script.h"
 
 namespace relay::redis {
@@ -64,6 +66,12 @@ class Connection {
   Result<Reply> command(std::initializer_list<std::string_view> args);
   Result<Reply> command(const std::vector<std::string>& args);
   Result<Reply> command(std::span<const std::string_view> args);
+  /// The same with the reply cut to `limits` as it streams in (ReplyFilter: a bulk string
+  /// over them arrives as [first bytes, true length], an array of too many elements ends with
+  /// its true count): for replies that carry what producers wrote (stream entries), so that
+  /// one entry never reaches memory whole.
+  Result<Reply> command(std::initializer_list<std::string_view> args, const ReplyLimits& limits);
+  Result<Reply> command(const std::vector<std::string>& args, const ReplyLimits& limits);
 
   /// Queues a command in the output buffer without sending it; getReply() flushes the buffer
   /// and reads replies in order. Each appendCommand() needs exactly one getReply(). Unlike
@@ -71,6 +79,8 @@ class Connection {
   Status appendCommand(std::initializer_list<std::string_view> args);
   Status appendCommand(const std::vector<std::string>& args);
   Status appendCommand(std::span<const std::string_view> args);
+  /// The same, its reply cut to `limits` as command() does.
+  Status appendCommand(const std::vector<std::string>& args, const ReplyLimits& limits);
   /// Sends the appended commands now without reading their replies, so the server works on
   /// them while the caller does something else; getReply() reads them later.
   Status flush();
@@ -84,11 +94,15 @@ class Connection {
   /// a cluster redirected are sent again, in order, where the redirect says.
   Result<std::vector<Result<Reply>>> pipeline(
       const std::vector<std::vector<std::string>>& commands);
+  /// The same, command i's reply cut to limits[i] when it has a value (command()'s limits).
+  Result<std::vector<Result<Reply>>> pipeline(
+      const std::vector<std::vector<std::string>>& commands,
+      const std::vector<std::optional<ReplyLimits>>& limits);
 
   /// Runs `script` with EVALSHA; on NOSCRIPT (server restarted, failed over, or SCRIPT FLUSH)
   /// sends the source with EVAL, which also caches it for the next EVALSHA.
   Result<Reply> eval(const Script& script, const std::vector<std::string>& keys,
-                     const std::vector<std::string>& args);
+                     const std::vector<std::string>& args, const ReplyLimits* limits = nullptr);
 
   /// Changes the per-operation command timeout (zero: wait forever).
   Status setCommandTimeout(std::chrono::milliseconds timeout);
@@ -107,7 +121,7 @@ class Connection {
 
   // Sends one command, following MOVED/ASK, and breaks the link on replies that say this
   // server cannot serve us.
-  Result<Reply> send(Argv& argv);
+  Result<Reply> send(Argv& argv, const ReplyLimits* limits = nullptr);
   // Error replies that mean "wrong server, or none can serve now": the link is dropped.
   Result<Reply> checked(Result<Reply> reply);
 

@@ -6,7 +6,12 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <utility>
 
@@ -34,6 +39,51 @@ Error misuse(std::string message) { return {ErrorKind::kProtocol, std::move(mess
 // Redis before 6.0 has no HELLO.
 bool isUnknownCommand(const Error& error) {
   return isReplyError(error, "ERR") && error.message.find("unknown command") != std::string::npos;
+}
+
+// The reply filter of one context (its privdata) and the read it wraps: the socket's, or
+// OpenSSL's on a TLS session.
+struct FilteredRead {
+  ReplyFilter filter;
+  ssize_t (*read)(redictContext*, char*, size_t) = nullptr;
+  std::string out;  // filtered bytes hiredict has not taken yet
+  std::size_t out_at = 0;
+};
+
+// hiredict's read contract (bytes, 0 to try again, < 0 with the context's error set), over the
+// filtered stream. Reads the socket only when nothing filtered is waiting, at most 16 KiB at a
+// time, so a cut bulk string is skipped a read at a time.
+ssize_t filteredRead(redictContext* context, char* buffer, size_t capacity) {
+  auto* state = static_cast<FilteredRead*>(context->privdata);
+  if (state->out_at == state->out.size()) {
+    state->out.clear();
+    state->out_at = 0;
+    char raw[16 * 1024];
+    const ssize_t got = state->read(context, raw, sizeof raw);
+    if (got <= 0) return got;
+    state->filter.feed(std::string_view(raw, static_cast<std::size_t>(got)), state->out);
+    // All of it skipped: 0 makes hiredict read again.
+    if (state->out.empty()) return 0;
+  }
+  const std::size_t take = std::min(capacity, state->out.size() - state->out_at);
+  std::memcpy(buffer, state->out.data() + state->out_at, take);
+  state->out_at += take;
+  return static_cast<ssize_t>(take);
+}
+
+// The context's function table with filteredRead in place of its read: one per table wrapped
+// (plain sockets, TLS), made once and never freed (hiredict frees a context's privdata before
+// it last uses the table, so the table cannot live there).
+const redictContextFuncs* filteredFunctions(const redictContextFuncs* original) {
+  static std::mutex mutex;
+  static std::map<const redictContextFuncs*, std::unique_ptr<redictContextFuncs>> tables;
+  const std::lock_guard lock(mutex);
+  std::unique_ptr<redictContextFuncs>& table = tables[original];
+  if (!table) {
+    table = std::make_unique<redictContextFuncs>(*original);
+    table->read = filteredRead;
+  }
+  return table.get();
 }
 
 }  // namespace
@@ -173,7 +223,31 @@ Error Link::fail(int saved_errno) {
   return error;
 }
 
-Result<Reply> Link::send(Argv& argv) {
+Status Link::filterReplies() {
+  if (filtered_) return {};
+  if (auto status = usable(); !status) return status;
+  // Only between replies: the filter must see each reply from its first byte.
+  if (pending_ != 0) return misuse("reply limits asked for while replies are pending");
+  auto state = std::make_unique<FilteredRead>();
+  state->read = context_->funcs->read;
+  context_->privdata = state.release();
+  context_->free_privdata = [](void* data) { delete static_cast<FilteredRead*>(data); };
+  context_->funcs = filteredFunctions(context_->funcs);
+  filtered_ = true;
+  return {};
+}
+
+Status Link::expect(const ReplyLimits* limits) {
+  if (!filtered_) {
+    if (limits == nullptr) return {};
+    if (auto status = filterReplies(); !status) return status;
+  }
+  auto* state = static_cast<FilteredRead*>(context_->privdata);
+  state->filter.expect(limits ? std::optional<ReplyLimits>(*limits) : std::nullopt);
+  return {};
+}
+
+Result<Reply> Link::send(Argv& argv, const ReplyLimits* limits) {
   if (auto status = usable(); !status) return status.error();
   if (argv.size() == 0) return misuse("empty command");
   if (pending_ != 0) {
@@ -181,15 +255,17 @@ Result<Reply> Link::send(Argv& argv) {
                   " appended commands still await getReply(); a command now would read their "
                   "reply");
   }
+  if (auto status = expect(limits); !status) return status.error();
   void* raw = redictCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.pointers(),
                                 argv.lengths());
   if (raw == nullptr) return fail(errno);
   return replyOrError(Reply(static_cast<redictReply*>(raw)));
 }
 
-Status Link::append(Argv& argv) {
+Status Link::append(Argv& argv, const ReplyLimits* limits) {
   if (auto status = usable(); !status) return status.error();
   if (argv.size() == 0) return misuse("empty command");
+  if (auto status = expect(limits); !status) return status;
   // Only buffers; nothing touches the socket until getReply().
   if (redictAppendCommandArgv(context_.get(), static_cast<int>(argv.size()), argv.pointers(),
                               argv.lengths()) != REDICT_OK) {

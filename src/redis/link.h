@@ -10,6 +10,7 @@
 #include "redis/endpoint.h"
 #include "redis/errors.h"
 #include "redis/reply.h"
+#include "redis/reply_filter.h"
 #include "redis/tls_context.h"
 
 struct redictContext;
@@ -53,10 +54,16 @@ class Link {
   const std::string& where() const { return where_; }
   const ServerHello& hello() const { return hello_; }
 
-  /// One command and its reply; an error reply comes back as kReply.
-  Result<Reply> send(Argv& argv);
-  /// Buffers a command; getReply() flushes and reads the replies in order.
-  Status append(Argv& argv);
+  /// One command and its reply; an error reply comes back as kReply. With `limits`, the reply
+  /// is cut as it streams in (ReplyFilter): what the server sends past them never reaches
+  /// memory whole.
+  Result<Reply> send(Argv& argv, const ReplyLimits* limits = nullptr);
+  /// Buffers a command; getReply() flushes and reads the replies in order. `limits` as send().
+  Status append(Argv& argv, const ReplyLimits* limits = nullptr);
+  /// Puts the reply filter between the socket and hiredict's reader now, so that commands
+  /// appended after others (a pipeline) may ask for limits; only between replies. Otherwise
+  /// the first send() or append() with limits does it.
+  Status filterReplies();
   /// Writes the buffered commands now, without reading their replies.
   Status flush();
   Result<Reply> getReply();
@@ -74,6 +81,9 @@ class Link {
   Error fail(int saved_errno);
   Status login(const LinkOptions& options);
   Status sayHello(const LinkOptions& options, bool with_auth);
+  // Tells the reply filter what the next command's reply may hold; puts the filter between
+  // the socket and hiredict's reader the first time limits are asked for.
+  Status expect(const ReplyLimits* limits);
 
   Address address_;
   std::string where_;  // address_.describe(), prefixed to I/O error messages
@@ -81,6 +91,7 @@ class Link {
   std::shared_ptr<const TlsContext> tls_;
   ServerHello hello_;
   size_t pending_ = 0;
+  bool filtered_ = false;  // the context reads through a ReplyFilter (its privdata)
   bool broken_ = false;
   std::string broken_reason_;
 };

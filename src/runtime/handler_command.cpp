@@ -7,15 +7,26 @@ namespace {
 
 // argv: <handler a.b.fn> <app root>. Imports a/b.py from the app root, calls fn(event) with the
 // decoded stdin JSON (awaiting it when it is a coroutine). An exception fails the invocation
-// (traceback on stderr, exit 1); sys.exit(n) exits n as usual.
+// (traceback on stderr, exit 1); sys.exit(n) exits n as usual. Integers of any length decode:
+// Relay accepts them (docs/patterns.md "Events"), while Python 3.11+ refuses int() of more
+// than 4300 digits unless its limit is lifted, here for the event only.
 constexpr const char* kPythonBootstrap = R"PY(
 import asyncio, importlib, inspect, json, sys, traceback
 sys.dont_write_bytecode = True
 handler, app_root = sys.argv[1], sys.argv[2]
 module_name, _, function_name = handler.rpartition(".")
 sys.path.insert(0, app_root)
+def _relay_decode(data):
+    if not hasattr(sys, "set_int_max_str_digits"):
+        return json.loads(data)
+    saved = sys.get_int_max_str_digits()
+    sys.set_int_max_str_digits(0)
+    try:
+        return json.loads(data)
+    finally:
+        sys.set_int_max_str_digits(saved)
 try:
-    event = json.loads(sys.stdin.buffer.read())
+    event = _relay_decode(sys.stdin.buffer.read())
     function = getattr(importlib.import_module(module_name), function_name)
     result = function(event)
     if inspect.isawaitable(result):
@@ -61,9 +72,16 @@ const fnName = handler.slice(dot + 1);
 // handler. It takes the handed environment as its own and runs the handed `python3 -c <code>
 // args...` command's code as __main__ would; any other command is exec'd as it is. Like
 // relay-launcher it reports on fd 4 (kStatusFd): `started` before the handed code runs, or
-// `refused: <why>` for a hand-over it cannot take (docs/runtimes.md "Set-up failures").
+// `refused: <why>` for a hand-over it cannot take (docs/runtimes.md "Set-up failures"). No
+// code of the app runs before the hand-over: a prewarmed interpreter starts without the app's
+// env, and the working directory (/app), which `-c` puts first on sys.path, is taken off it
+// until then; at hand-over sys.path becomes what a cold start has: '', the handed PYTHONPATH,
+// the rest.
 constexpr const char* kPythonWarmBootstrap = R"PY(
-import asyncio, importlib, inspect, json, os, sys, traceback
+import sys
+if sys.path and sys.path[0] == "":
+    del sys.path[0]
+import asyncio, importlib, inspect, json, os, traceback
 def _report(text):
     try:
         os.write(4, text)
@@ -104,6 +122,7 @@ os.environb.clear()
 for _var in _env:
     _key, _, _value = _var.partition(b"=")
     os.environb[_key] = _value
+sys.path[0:0] = [""] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 _report(b"started\n")
 try:
     os.close(4)
@@ -191,9 +210,9 @@ std::vector<std::string> handlerEnvironmentStrings(const InvocationSpec& spec) {
   return env;
 }
 
-std::vector<std::string> warmEnvironment(const InvocationSpec& spec) {
+std::vector<std::string> warmEnvironment(const InvocationSpec& spec, bool app_env) {
   InvocationSpec bare = spec;
-  if (spec.language == Language::kExec) bare.app_env.clear();
+  if (spec.language == Language::kExec || !app_env) bare.app_env.clear();
   std::vector<std::string> env;
   for (std::string& var : handlerEnvironmentStrings(bare)) {
     if (var.rfind("RELAY_", 0) != 0) env.push_back(std::move(var));
@@ -206,6 +225,31 @@ std::string handoverInput(const InvocationSpec& spec, const std::string& app_roo
       encodeHandover({handlerCommand(spec, app_root), handlerEnvironmentStrings(spec)});
   input.append(spec.input);
   return input;
+}
+
+bool readAtInterpreterStart(Language language, std::string_view key) {
+  if (language == Language::kExec) return false;
+  // What the dynamic loader, libc and the locale read when any process starts.
+  for (const std::string_view prefix : {"LD_", "LC_", "MALLOC_"}) {
+    if (key.starts_with(prefix)) return true;
+  }
+  for (const std::string_view name : {"LANG", "LANGUAGE", "TZ", "GCONV_PATH", "GLIBC_TUNABLES",
+                                      "LOCPATH", "NLSPATH", "HOSTALIASES", "RES_OPTIONS"}) {
+    if (key == name) return true;
+  }
+  if (language == Language::kPython3) {
+    // PYTHONPATH is applied at hand-over (kPythonWarmBootstrap); the rest only at start.
+    return key.starts_with("PYTHON") && key != "PYTHONPATH";
+  }
+  return key.starts_with("NODE_") || key.starts_with("UV_") || key == "OPENSSL_CONF" ||
+         key == "SSL_CERT_FILE" || key == "SSL_CERT_DIR";
+}
+
+bool prewarmable(const InvocationSpec& spec) {
+  for (const auto& [key, value] : spec.app_env) {
+    if (readAtInterpreterStart(spec.language, key)) return false;
+  }
+  return true;
 }
 
 const char* pythonBootstrap() { return kPythonBootstrap; }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "runtime/runtime.h"
@@ -21,9 +22,10 @@ std::vector<std::string> handlerCommand(const InvocationSpec& spec, const std::s
 std::vector<std::string> warmHandlerCommand(Language language, const std::string& launcher);
 
 /// The environment a prewarmed sandbox or container starts with, as KEY=VALUE: nothing of any
-/// invocation (no RELAY_* variable); an interpreter also gets the app's `env`, which it reads at
-/// start-up (PYTHONPATH, NODE_OPTIONS...), relay-launcher does not.
-std::vector<std::string> warmEnvironment(const InvocationSpec& spec);
+/// invocation (no RELAY_* variable), and nothing of the app either unless `app_env` (an
+/// interpreter's cold start for an app that is not prewarmable()): no app code runs before the
+/// hand-over (docs/runtimes.md "Prewarmed sandboxes"). relay-launcher never gets the app's env.
+std::vector<std::string> warmEnvironment(const InvocationSpec& spec, bool app_env);
 
 /// The environment a cold start gives spec's handler (handlerEnvironment), as KEY=VALUE.
 std::vector<std::string> handlerEnvironmentStrings(const InvocationSpec& spec);
@@ -32,6 +34,16 @@ std::vector<std::string> handlerEnvironmentStrings(const InvocationSpec& spec);
 /// sandboxes"): the hand-over of exactly what a cold start would exec, with the app at
 /// `app_root`, followed by the event. The launcher or warm interpreter reads it on stdin.
 std::string handoverInput(const InvocationSpec& spec, const std::string& app_root);
+
+/// Whether an interpreter (python3, node; not exec) reads `key` only when it starts: the
+/// loader (LD_*), libc and the locale, python's PYTHON* but PYTHONPATH, node's NODE_* and
+/// UV_*. A prewarmed interpreter starts without the app's env, so that no code of the app
+/// runs before its hand-over (docs/runtimes.md "Prewarmed sandboxes"), and could not apply
+/// such a variable later.
+bool readAtInterpreterStart(Language language, std::string_view key);
+/// Whether spec's invocations may be handed to a prewarmed sandbox: no variable of its app's
+/// env is readAtInterpreterStart(); otherwise they start cold, with their whole env.
+bool prewarmable(const InvocationSpec& spec);
 
 /// The bootstrap sources, exposed for tests.
 const char* pythonBootstrap();

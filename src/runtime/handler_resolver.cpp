@@ -7,21 +7,11 @@
 
 #include <cerrno>
 
+#include "common/split.h"
 #include "common/unique_fd.h"
 
 namespace relay::runtime {
 namespace {
-
-std::vector<std::string_view> split(std::string_view text, char separator) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t end = text.find(separator, start);
-    parts.push_back(text.substr(start, end == std::string_view::npos ? end : end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
-}
 
 bool hasControlCharacter(std::string_view text) {
   for (const char c : text) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "runtime/egress_policy.h"
 
 namespace relay::runtime {
 
@@ -45,6 +46,8 @@ struct InvocationSpec {
   /// language); on the sandbox, when set, the root file system (docs/runtimes.md "Image roots").
   std::string image;
   bool network = false;
+  /// With network: the app's `egress` list; non-empty: only these destinations (sandbox).
+  std::vector<EgressAllow> egress;
   Resources resources;
   std::chrono::milliseconds timeout{30'000};
   std::vector<std::pair<std::string, std::string>> app_env;  // the app's `env`

@@ -26,10 +26,11 @@ Consumer::Consumer(ConsumerSettings settings, redis::Endpoint endpoint,
       logger_(logger),
       clock_(clock),
       due_(invocation::StreamKeys{settings_.stream, settings_.group}, settings_.consumer,
-           settings_.due),
+           settings_.due, settings_.entry_limits),
       capacity_(std::max({1, settings_.max_unfinished, settings_.workers})),
-      reader_({settings_.stream, settings_.group, settings_.consumer, settings_.block}, metrics_,
-              redis_health_) {}
+      reader_({settings_.stream, settings_.group, settings_.consumer, settings_.block,
+               settings_.entry_limits},
+              metrics_, redis_health_) {}
 
 Consumer::~Consumer() { stop(); }
 
@@ -125,7 +126,7 @@ redis::Result<int> Consumer::sweep(redis::Connection& redis, invocation::Lifecyc
       std::vector<StreamEntry> taken;
       if (!idle.empty()) {
         auto page = claimIdle(redis, keys, settings_.consumer, settings_.min_pending_idle, idle,
-                              settings_.poison);
+                              settings_.poison, &settings_.entry_limits);
         if (!page.ok()) {
           deliver({}, count);
           metrics_.countRedisError("xclaim");
@@ -407,7 +408,7 @@ redis::Result<int> Consumer::redrive(redis::Connection& redis, invocation::Lifec
       std::vector<IdleMessage> own;
       for (std::string& id : ids) own.push_back({std::move(id), false});
       auto page = claimIdle(redis, {settings_.stream, settings_.group}, settings_.consumer,
-                            milliseconds(0), own);
+                            milliseconds(0), own, {0, 0}, &settings_.entry_limits);
       if (!page.ok()) {
         deliver({}, count);
         metrics_.countRedisError("xclaim");

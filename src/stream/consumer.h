@@ -56,6 +56,9 @@ struct ConsumerSettings {
   PoisonRule poison;
   std::chrono::milliseconds reconnect_min{100};
   std::chrono::milliseconds reconnect_max{5'000};
+  /// What one read may bring into memory per entry (docs/operations.md "Memory"): every read
+  /// of entries (XREADGROUP, XAUTOCLAIM, XCLAIM, due retries) is cut to it while it streams in.
+  redis::ReplyLimits entry_limits = entryReplyLimits(256 * 1024);  // MAX_EVENT_BYTES's default
 };
 
 /// Makes one LifecycleStore for one thread (each has its own Redis connection).

@@ -37,17 +37,20 @@ return {taken, gone}
 
 }  // namespace
 
-DueRetries::DueRetries(invocation::StreamKeys keys, std::string consumer, Settings settings)
+DueRetries::DueRetries(invocation::StreamKeys keys, std::string consumer, Settings settings,
+                       redis::ReplyLimits limits)
     : keys_(std::move(keys)),
       consumer_(std::move(consumer)),
       settings_(settings),
+      limits_(limits),
       script_(kTakeDue) {}
 
 redis::Result<AutoClaimPage> DueRetries::take(redis::Connection& redis, int count) const {
   auto reply = redis.eval(
       script_, {keys_.due(), keys_.stream},
       {keys_.group, consumer_, std::to_string(settings_.min_idle.count()), std::to_string(count),
-       std::to_string(settings_.lease.count()), std::string(invocation::kParkingConsumer)});
+       std::to_string(settings_.lease.count()), std::string(invocation::kParkingConsumer)},
+      &limits_);
   if (!reply.ok()) return reply.error();
   return parseClaimed(reply->view());
 }

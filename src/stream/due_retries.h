@@ -26,7 +26,9 @@ class DueRetries {
     std::chrono::milliseconds lease{30'000};
   };
 
-  DueRetries(invocation::StreamKeys keys, std::string consumer, Settings settings);
+  /// `limits`: what a taken entry may bring into memory (ConsumerSettings::entry_limits).
+  DueRetries(invocation::StreamKeys keys, std::string consumer, Settings settings,
+             redis::ReplyLimits limits = {});
 
   /// At most `count` due messages, taken over by this consumer (`entries`), and the due ids
   /// whose stream entry is gone (`deleted`).
@@ -36,6 +38,7 @@ class DueRetries {
   invocation::StreamKeys keys_;
   std::string consumer_;
   Settings settings_;
+  redis::ReplyLimits limits_;
   redis::Script script_;
 };
 

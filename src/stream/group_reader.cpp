@@ -32,7 +32,7 @@ redis::Error GroupReader::failed(redis::Connection& redis, redis::Error error) {
 }
 
 redis::Status GroupReader::request(redis::Connection& redis, int count) {
-  auto sent = redis.appendCommand(command(count, /*block=*/false));
+  auto sent = redis.appendCommand(command(count, /*block=*/false), settings_.limits);
   if (sent.ok()) sent = redis.flush();
   if (!sent.ok()) return failed(redis, sent.error());
   return {};
@@ -58,7 +58,7 @@ redis::Result<std::vector<StreamEntry>> GroupReader::read(redis::Connection& red
 redis::Result<std::vector<StreamEntry>> GroupReader::readNow(redis::Connection& redis, int count,
                                                              bool block) {
   // command(), unlike request(), follows a cluster's MOVED.
-  auto reply = redis.command(command(count, block));
+  auto reply = redis.command(command(count, block), settings_.limits);
   if (!reply.ok()) return failed(redis, reply.error());
   health_.healthy();
   return parseReadGroup(reply->view());

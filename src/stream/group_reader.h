@@ -17,6 +17,7 @@ struct GroupReadSettings {
   std::string group;
   std::string consumer;
   std::chrono::milliseconds block{5'000};
+  redis::ReplyLimits limits;  // per entry (ConsumerSettings::entry_limits)
 };
 
 /// Reads new messages of the stream through the consumer group (XREADGROUP ... STREAMS <stream>

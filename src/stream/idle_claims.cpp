@@ -82,7 +82,8 @@ redis::Result<AutoClaimPage> claimIdle(redis::Connection& redis, const invocatio
                                        std::string_view consumer,
                                        std::chrono::milliseconds min_idle,
                                        const std::vector<IdleMessage>& messages,
-                                       const PoisonRule& poison) {
+                                       const PoisonRule& poison,
+                                       const redis::ReplyLimits* limits) {
   static const redis::Script script(kClaimIdle);
   std::vector<std::string> script_keys = {keys.stream};
   std::vector<std::string> args = {keys.group, std::string(consumer),
@@ -93,7 +94,7 @@ redis::Result<AutoClaimPage> claimIdle(redis::Connection& redis, const invocatio
     args.push_back(message.id);
     args.push_back(message.owner_dead ? "1" : "0");
   }
-  auto reply = redis.eval(script, script_keys, args);
+  auto reply = redis.eval(script, script_keys, args, limits);
   if (!reply.ok()) return reply.error();
   auto page = parseClaimed(reply->view());
   if (!page.ok()) return page.error();

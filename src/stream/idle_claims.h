@@ -42,11 +42,14 @@ struct PoisonRule {
 /// stream entry is gone (trimmed or deleted: the caller counts and clears them, docs/
 /// pipeline.md "Missing payloads"), and the poison messages (counted when taken from a dead
 /// owner: not taken at the limit). An id no longer pending, or not idle enough, is in none.
+/// `limits`: what a taken entry may bring into memory (ConsumerSettings::entry_limits,
+/// docs/operations.md "Memory"); null reads entries whole.
 redis::Result<AutoClaimPage> claimIdle(redis::Connection& redis, const invocation::StreamKeys& keys,
                                        std::string_view consumer,
                                        std::chrono::milliseconds min_idle,
                                        const std::vector<IdleMessage>& messages,
-                                       const PoisonRule& poison = {0, 0});
+                                       const PoisonRule& poison = {0, 0},
+                                       const redis::ReplyLimits* limits = nullptr);
 
 /// Parses a {entries, gone ids} script reply (claimIdle's, the due-retry poller's).
 redis::Result<AutoClaimPage> parseClaimed(redis::ReplyView reply);

@@ -1,6 +1,7 @@
 #include "stream/pending_inspector.h"
 
 #include <map>
+#include <optional>
 #include <set>
 
 #include "invocation/paused_apps.h"
@@ -8,6 +9,10 @@
 
 namespace relay::stream {
 namespace {
+
+// What an XRANGE read only to see whether an entry exists may bring into memory.
+constexpr redis::ReplyLimits kPresenceOnly{/*max_bulk=*/1024, /*max_array_bytes=*/4096,
+                                           /*max_elements=*/64, /*kept=*/16};
 
 redis::Error malformedReply(std::string message) {
   return {redis::ErrorKind::kProtocol, std::move(message)};
@@ -94,7 +99,13 @@ redis::Result<std::vector<PendingReport>> PendingInspector::explain(
     owners[entry.consumer] = commands.size();
     commands.push_back({"EXISTS", keys_.heartbeat(entry.consumer)});
   }
-  auto replies = redis.pipeline(commands);
+  // A payload is read only to know it exists: cut to its first bytes as it streams in, never
+  // pulled whole (docs/operations.md "Memory": a producer may have written 512 MB in it).
+  std::vector<std::optional<redis::ReplyLimits>> limits(commands.size());
+  for (std::size_t i = 0; payloads && i < entries.size(); ++i) {
+    limits[1 + per_entry * i + 2] = kPresenceOnly;
+  }
+  auto replies = redis.pipeline(commands, limits);
   if (!replies.ok()) return replies.error();
   if (!(*replies)[0].ok()) return (*replies)[0].error();
   auto now = millisOf((*replies)[0]->view());

@@ -7,7 +7,31 @@ redis::Error shape(std::string message) {
   return {redis::ErrorKind::kProtocol, "unexpected stream reply: " + std::move(message)};
 }
 
+// A string item, or one the read cut (redis::ReplyFilter): [its first bytes, its true length].
+struct Item {
+  std::string_view text;
+  std::optional<std::uint64_t> cut_from;
+};
+
+std::optional<Item> itemOf(const redis::ReplyView& reply) {
+  if (auto text = reply.string(); text.ok()) return Item{*text, std::nullopt};
+  if (!reply.isArray() || reply.size() != 2) return std::nullopt;
+  auto kept = reply.at(0)->string();
+  auto length = reply.at(1)->integer();
+  if (!kept.ok() || !length.ok() || *length < 0) return std::nullopt;
+  return Item{*kept, static_cast<std::uint64_t>(*length)};
+}
+
 }  // namespace
+
+redis::ReplyLimits entryReplyLimits(std::size_t max_event_bytes) {
+  redis::ReplyLimits limits;
+  limits.max_bulk = max_event_bytes;
+  limits.max_array_bytes = 2 * max_event_bytes;
+  limits.max_elements = invocation::kMaxMessageItems;
+  limits.kept = invocation::kKeptValueBytes;
+  return limits;
+}
 
 redis::Result<std::vector<StreamEntry>> parseEntries(redis::ReplyView entries) {
   auto items = entries.elements();
@@ -27,12 +51,21 @@ redis::Result<std::vector<StreamEntry>> parseEntries(redis::ReplyView entries) {
     } else {
       auto fields = body->elements();
       if (!fields.ok()) return fields.error();
-      if (fields->size() % 2 != 0) return shape("odd number of field/value items");
-      for (std::size_t i = 0; i < fields->size(); i += 2) {
-        auto name = (*fields)[i].string();
-        auto value = (*fields)[i + 1].string();
-        if (!name.ok() || !value.ok()) return shape("field or value is not a string");
-        entry.fields.emplace_back(std::string(*name), std::string(*value));
+      std::size_t pairs_end = fields->size();
+      // Items past the limits were dropped: the last element is the true count.
+      if (pairs_end % 2 == 1) {
+        auto all = (*fields)[pairs_end - 1].integer();
+        if (!all.ok() || *all < 0) return shape("odd number of field/value items");
+        entry.items_when_dropped = static_cast<std::uint64_t>(*all);
+        --pairs_end;
+      }
+      for (std::size_t i = 0; i < pairs_end; i += 2) {
+        const std::optional<Item> name = itemOf((*fields)[i]);
+        const std::optional<Item> value = itemOf((*fields)[i + 1]);
+        if (!name || !value) return shape("field or value is not a string");
+        entry.fields.emplace_back(std::string(name->text), std::string(value->text));
+        if (name->cut_from) entry.cut.emplace_back(std::string(name->text), *name->cut_from);
+        if (value->cut_from) entry.cut.emplace_back(std::string(name->text), *value->cut_from);
       }
     }
     parsed.push_back(std::move(entry));

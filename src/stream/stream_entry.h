@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,7 @@
 #include "invocation/message.h"
 #include "redis/errors.h"
 #include "redis/reply.h"
+#include "redis/reply_filter.h"
 
 namespace relay::stream {
 
@@ -34,7 +36,15 @@ struct AutoClaimPage {
   std::vector<PoisonMessage> poison;
 };
 
-/// Parses an array of `[id, [field, value, ...]]` (a nil body is a deleted entry).
+/// What a read of stream entries may bring into memory (docs/operations.md "Memory"): a value
+/// of at most `max_event_bytes` (MAX_EVENT_BYTES), at most twice that in one entry's values,
+/// at most invocation::kMaxMessageItems items; past them, values arrive cut to
+/// invocation::kKeptValueBytes and items are
+/// dropped, never pulled whole. parseEntries() records what was cut.
+redis::ReplyLimits entryReplyLimits(std::size_t max_event_bytes);
+
+/// Parses an array of `[id, [field, value, ...]]` (a nil body is a deleted entry); values the
+/// read cut (entryReplyLimits) are kept as their first bytes and listed in Message::cut.
 redis::Result<std::vector<StreamEntry>> parseEntries(redis::ReplyView entries);
 /// Parses an XREADGROUP reply for one stream (nil: nothing arrived within BLOCK).
 redis::Result<std::vector<StreamEntry>> parseReadGroup(redis::ReplyView reply);

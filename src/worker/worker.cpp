@@ -156,6 +156,7 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   consumer.group = config.group;
   consumer.consumer = config.consumer;
   consumer.workers = config.max_concurrency;
+  consumer.entry_limits = stream::entryReplyLimits(config.max_event_bytes);
   const redis::Endpoint endpoint = config.redis;
   Clock* store_clock = &clock;
   invocation::StoreHealth* health = w.store_health_.get();

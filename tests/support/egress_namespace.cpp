@@ -25,7 +25,7 @@ std::string errnoText(const char* what) { return std::string(what) + ": " + std:
 
 // A socket bound and listening inside the namespace at `path` (setns on this thread only, then
 // back: the socket stays in the namespace it was created in).
-Result<UniqueFd> listenIn(const std::string& path, const std::string& address, int& port) {
+Result<UniqueFd> listenIn(const std::string& path, int& port) {
   const UniqueFd own(::open("/proc/thread-self/ns/net", O_RDONLY | O_CLOEXEC));
   const UniqueFd target(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
   if (!own.valid() || !target.valid()) return Error::io(errnoText("open netns"));
@@ -37,7 +37,7 @@ Result<UniqueFd> listenIn(const std::string& path, const std::string& address, i
   if (!fd.valid()) return Error::io(errnoText("socket"));
   sockaddr_in bound{};
   bound.sin_family = AF_INET;
-  ::inet_pton(AF_INET, address.c_str(), &bound.sin_addr);
+  bound.sin_addr.s_addr = htonl(INADDR_ANY);  // only the namespace's own addresses exist there
   socklen_t length = sizeof bound;
   if (::bind(fd.get(), reinterpret_cast<sockaddr*>(&bound), sizeof bound) != 0 ||
       ::listen(fd.get(), 16) != 0 ||
@@ -56,8 +56,12 @@ Result<std::unique_ptr<EgressNamespace>> EgressNamespace::create() {
   const int block = pid % 16384;  // a /30 of 10.213.0.0/16
   const std::string base = "10.213." + std::to_string(block / 64) + ".";
   const int last = (block % 64) * 4;
-  const std::string host_address = base + std::to_string(last + 1);
+  egress->host_address_ = base + std::to_string(last + 1);
   egress->address_ = base + std::to_string(last + 2);
+  // 169.254.169.x is skipped: a cloud's metadata service answers at 169.254.169.254.
+  const int third = block / 64 == 169 ? 170 : block / 64;
+  const std::string link_local = "169.254." + std::to_string(third) + ".";
+  egress->link_local_address_ = link_local + std::to_string(last + 2);
   egress->name_ = "relay-egress-" + std::to_string(pid);
   egress->host_link_ = "rlyh" + std::to_string(pid);
   const std::string inner_link = "rlyn" + std::to_string(pid);
@@ -66,13 +70,15 @@ Result<std::unique_ptr<EgressNamespace>> EgressNamespace::create() {
        {"ip netns add " + egress->name_,
         "ip link add " + egress->host_link_ + " type veth peer name " + inner_link,
         "ip link set " + inner_link + " netns " + egress->name_,
-        "ip addr add " + host_address + "/30 dev " + egress->host_link_,
+        "ip addr add " + egress->host_address_ + "/30 dev " + egress->host_link_,
+        "ip addr add " + link_local + std::to_string(last + 1) + "/30 dev " + egress->host_link_,
         "ip link set " + egress->host_link_ + " up",
         in_ns + "ip addr add " + egress->address_ + "/30 dev " + inner_link,
+        in_ns + "ip addr add " + egress->link_local_address_ + "/30 dev " + inner_link,
         in_ns + "ip link set " + inner_link + " up", in_ns + "ip link set lo up"}) {
     if (auto status = run(command); !status.ok()) return status.error();
   }
-  auto listener = listenIn("/run/netns/" + egress->name_, egress->address_, egress->port_);
+  auto listener = listenIn("/run/netns/" + egress->name_, egress->port_);
   if (!listener.ok()) return listener.error();
   egress->listener_ = std::move(*listener);
   int stop[2];

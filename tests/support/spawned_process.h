@@ -64,6 +64,15 @@ class SpawnedProcess {
   pid_t pid() const { return pid_; }
   void signal(int sig) const { ::kill(pid_, sig); }
 
+  /// Whether the process still runs (reaps it, once, when it has exited).
+  bool running() {
+    if (pid_ <= 0) return false;
+    int status = 0;
+    if (::waitpid(pid_, &status, WNOHANG) != pid_) return true;
+    pid_ = -1;
+    return false;
+  }
+
   /// Waits (bounded) for the exit; returns the wait status, or -1 on timeout.
   int wait(std::chrono::milliseconds timeout = std::chrono::seconds(30)) {
     const auto until = std::chrono::steady_clock::now() + timeout;

@@ -99,7 +99,7 @@ std::string containerCreateBody(const InvocationSpec& spec, const ContainerOptio
       {"Entrypoint", json::array({""})},  // [""] resets the image's entrypoint
       {"Env", std::move(env)},
       {"WorkingDir", "/app"},
-      {"User", "65534:65534"},
+      {"User", std::to_string(options.user) + ":" + std::to_string(options.user)},
       {"Labels", std::move(labels)},
       {"AttachStdin", true},
       {"AttachStdout", true},

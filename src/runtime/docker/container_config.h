@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <optional>
 #include <string>
 #include <string_view>
@@ -44,6 +46,9 @@ struct ContainerOptions {
   std::optional<std::vector<std::string>> env;
   /// relay-launcher on the daemon's host, bound read-only at kLauncherMount; empty: none.
   std::string launcher;
+  /// The uid and gid (the same number) the handler runs as: the app's own (docs/runtimes.md
+  /// "Identities"), so per-user kernel limits are not shared between apps.
+  uid_t user = 65534;
 };
 
 /// The JSON body of POST /containers/create for one invocation: the handler command and

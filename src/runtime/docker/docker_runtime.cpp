@@ -49,7 +49,8 @@ std::string localHostname() {
 }
 
 // What can be checked without the daemon: the bind source and the handler file. The
-// container runs as 65534, for whom the bind-mounted directory must be open.
+// container runs as the app's own uid, which owns nothing of the host: the bind-mounted
+// directory must be open to others.
 Status checkAppFiles(const InvocationSpec& spec) {
   struct stat info {};
   if (::stat(spec.app_dir.c_str(), &info) != 0 || !S_ISDIR(info.st_mode)) {
@@ -57,11 +58,17 @@ Status checkAppFiles(const InvocationSpec& spec) {
   }
   if ((info.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH)) {
     return Error::invalid("app directory " + spec.app_dir.string() +
-                          " is not readable by the container user (uid 65534): make it "
-                          "world-readable (chmod o+rx)");
+                          " is not readable by the container user (the app's own uid, "
+                          "docs/runtimes.md \"Identities\"): make it world-readable (chmod o+rx)");
   }
   auto file = resolveHandler(spec.language, spec.app_dir, spec.handler);
   if (!file) return file.error();
+  if (!spec.egress.empty()) {
+    // Never run with a wider network than the template asks for (docs/apps.md "egress").
+    return Error::unavailable(
+        "the app has an egress list, which only the sandbox runtime enforces "
+        "(RELAY_RUNTIME=sandbox)");
+  }
   return {};
 }
 
@@ -164,7 +171,9 @@ Result<Outcome> DockerRuntime::run(const InvocationSpec& spec, OutputSink& outpu
     return Error::unavailable(earlier.error().message);
   }
   reaper_.reapExpiredEvery(settings_.reap_interval);
-  if (std::unique_ptr<WarmSandbox> warm = prewarm_ ? prewarm_->take(spec) : nullptr) {
+  // An app whose env an interpreter reads only at start-up is never prewarmed (prewarmable()).
+  if (std::unique_ptr<WarmSandbox> warm =
+          prewarm_ && prewarmable(spec) ? prewarm_->take(spec) : nullptr) {
     auto& container = static_cast<PrewarmedContainer&>(*warm);
     // Named for its invocation before it learns it, so that a retry elsewhere finds it (its
     // labels were fixed when it was made); one that cannot be renamed is dropped unused.
@@ -204,7 +213,8 @@ Result<std::unique_ptr<WarmSandbox>> DockerRuntime::startWarm(const InvocationSp
   options.init = settings_.init;
   // Nothing of any invocation: its command and environment arrive with the hand-over.
   options.command = warmHandlerCommand(spec.language, kLauncherMount);
-  options.env = warmEnvironment(spec);
+  options.env = warmEnvironment(spec, /*app_env=*/false);
+  options.user = identities_.of(spec.app);
   if (spec.language == Language::kExec) options.launcher = launcher_;
   auto id = api_.createContainer(containerCreateBody(spec, options));
   if (!id) return Error{id.error().kind, scrubSecrets(id.error().message, spec)};
@@ -232,6 +242,7 @@ Result<std::string> DockerRuntime::createContainer(const InvocationSpec& spec) {
                     {std::string(kDeadlineLabel), deadlineLabel(clock_.now() + lifetime)}};
   options.tmpfs_options = settings_.tmpfs_options;
   options.init = settings_.init;
+  options.user = identities_.of(spec.app);
   auto id = api_.createContainer(containerCreateBody(spec, options), containerName(spec));
   if (id) return id;
   Error error = id.error();

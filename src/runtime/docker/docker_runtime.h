@@ -16,6 +16,7 @@
 #include "runtime/docker/docker_api.h"
 #include "runtime/prewarm_pool.h"
 #include "runtime/runtime.h"
+#include "runtime/sandbox/sandbox_identities.h"
 
 namespace relay::runtime::docker {
 
@@ -121,6 +122,7 @@ class DockerRuntime final : public Runtime {
   DockerSettings settings_;
   DockerApi api_;
   std::string owner_;
+  SandboxIdentities identities_;  // each app's uid (docs/runtimes.md "Identities")
   ContainerReaper reaper_;
   std::string launcher_;
   std::atomic<std::uint64_t> prewarmed_runs_{0};

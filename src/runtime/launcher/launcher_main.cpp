@@ -6,6 +6,13 @@
 // the event, then EOF. A hand-over it cannot take is refused on the status descriptor (and on
 // stderr), exit 127, before anything of the handler's ran: Relay then knows the handler never
 // started. Without a hand-over (stdin closed: the sandbox was dropped unused) it exits 0.
+//
+// `relay-launcher --egress <policy> <program> <args>...` is its other use: the step between
+// pasta and bwrap of a `network: true` sandbox (docs/runtimes.md "network: true"). It
+// installs the egress filter (src/runtime/sandbox/egress_filter.h) in pasta's network
+// namespace, where it still has the capabilities to, then execs bwrap with everything else
+// (environment, descriptors: the seccomp program and the status descriptor) unchanged; a
+// policy it cannot install is refused like a hand-over, before anything of the handler ran.
 #include <unistd.h>
 
 #include <cerrno>
@@ -16,7 +23,9 @@
 #include <vector>
 
 #include "runtime/child_setup.h"
+#include "runtime/egress_policy.h"
 #include "runtime/handover.h"
+#include "runtime/sandbox/egress_filter.h"
 
 namespace {
 
@@ -85,9 +94,22 @@ int refuse(const std::string& message) {
   return 127;
 }
 
+// Installs the policy, then execs the program: a sandbox that cannot be filtered never runs.
+int egressStep(int argc, char** argv) {
+  if (argc < 4) return refuse("usage: relay-launcher --egress <policy> <program> [args...]");
+  auto policy = decodeEgressPolicy(argv[2]);
+  if (!policy.ok()) return refuse("egress policy: " + policy.error().message);
+  if (auto installed = installEgressFilter(*policy); !installed.ok()) {
+    return refuse(installed.error().message);
+  }
+  ::execv(argv[3], argv + 3);
+  return refuse(std::string("cannot execute ") + argv[3] + ": " + std::strerror(errno));
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--egress") == 0) return egressStep(argc, argv);
   const std::string line = readHeaderLine();
   if (line.empty()) return 0;
   auto header = decodeHandoverHeader(line);
@@ -96,9 +118,9 @@ int main() {
   if (!readExactly(payload, header->bytes)) return refuse("hand-over cut short");
   auto handover = decodeHandoverPayload(*header, payload);
   if (!handover.ok()) return refuse(handover.error().message);
-  std::vector<char*> argv, envp;
-  for (std::string& arg : handover->argv) argv.push_back(arg.data());
-  argv.push_back(nullptr);
+  std::vector<char*> handed_argv, envp;
+  for (std::string& arg : handover->argv) handed_argv.push_back(arg.data());
+  handed_argv.push_back(nullptr);
   for (std::string& var : handover->env) envp.push_back(var.data());
   envp.push_back(nullptr);
   const std::string executable = resolve(handover->argv[0], handover->env);
@@ -109,7 +131,7 @@ int main() {
   // DLQ rather than waiting forever.
   report(kStartedReport);
   ::close(kStatusFd);
-  ::execve(executable.c_str(), argv.data(), envp.data());
+  ::execve(executable.c_str(), handed_argv.data(), envp.data());
   std::fprintf(stderr, "relay-launcher: cannot execute %s: %s\n", executable.c_str(),
                std::strerror(errno));
   return 127;

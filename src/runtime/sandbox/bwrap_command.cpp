@@ -44,12 +44,12 @@ void bindImageRoot(const image::ImageRoot& image, std::vector<std::string>& argv
 }  // namespace
 
 std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const SandboxTools& tools,
-                                   const InvocationSpec& spec) {
-  return bwrapArgv(settings, tools, spec, {}, handlerCommand(spec, kAppMount));
+                                   const InvocationSpec& spec, uid_t id) {
+  return bwrapArgv(settings, tools, spec, id, {}, handlerCommand(spec, kAppMount));
 }
 
 std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const SandboxTools& tools,
-                                   const InvocationSpec& spec,
+                                   const InvocationSpec& spec, uid_t id,
                                    const std::vector<std::string>& extra,
                                    std::vector<std::string> command,
                                    const image::ImageRoot* image) {
@@ -62,9 +62,9 @@ std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const Sandbo
                                    "--cap-drop",
                                    "ALL",
                                    "--uid",
-                                   std::to_string(settings.uid),
+                                   std::to_string(id),
                                    "--gid",
-                                   std::to_string(settings.gid),
+                                   std::to_string(id),
                                    "--hostname",
                                    "relay-sandbox",
                                    "--seccomp",
@@ -97,29 +97,33 @@ std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const Sandbo
   return argv;
 }
 
-std::vector<std::string> networkPrefix(const SandboxTools& tools) {
+std::vector<std::string> networkPrefix(const SandboxTools& tools, const EgressPolicy& egress) {
   return {tools.pasta, "--quiet", "--foreground", "--config-net",
           // No inbound forwarding (-t/-u) and, above all, none from the namespace's loopback to
           // the host's (-T/-U): the host's loopback services stay out of reach.
           "--tcp-ports", "none", "--udp-ports", "none", "--tcp-ns", "none", "--udp-ns", "none",
           // The gateway address would otherwise lead to the host's loopback.
-          "--no-map-gw", "--"};
+          "--no-map-gw", "--",
+          // Link-local, the host's own addresses and, with an egress list, everything it does
+          // not name: pasta would connect to them from the host for the handler.
+          tools.launcher, "--egress", encodeEgressPolicy(egress)};
 }
 
 std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,
-                                     const InvocationSpec& spec) {
-  return sandboxArgv(settings, tools, spec, {}, handlerCommand(spec, kAppMount));
+                                     const InvocationSpec& spec, uid_t id,
+                                     const EgressPolicy& egress) {
+  return sandboxArgv(settings, tools, spec, id, {}, handlerCommand(spec, kAppMount), egress);
 }
 
 std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,
-                                     const InvocationSpec& spec,
+                                     const InvocationSpec& spec, uid_t id,
                                      const std::vector<std::string>& extra,
-                                     std::vector<std::string> command,
+                                     std::vector<std::string> command, const EgressPolicy& egress,
                                      const image::ImageRoot* image) {
   std::vector<std::string> argv =
-      bwrapArgv(settings, tools, spec, extra, std::move(command), image);
+      bwrapArgv(settings, tools, spec, id, extra, std::move(command), image);
   if (!spec.network) return argv;
-  std::vector<std::string> wrapped = networkPrefix(tools);
+  std::vector<std::string> wrapped = networkPrefix(tools, egress);
   wrapped.insert(wrapped.end(), std::make_move_iterator(argv.begin()),
                  std::make_move_iterator(argv.end()));
   return wrapped;

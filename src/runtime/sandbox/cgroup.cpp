@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -95,14 +96,14 @@ const std::string& processTag() {
   return tag;
 }
 
-// Whether an `inv-<pid>-<start>-<n>` cgroup belongs to a Relay process that no longer runs:
-// its pid is gone, or it is ours with another start time (an earlier incarnation).
-bool ownerGone(const std::string& name) {
-  const std::size_t dash = name.find('-', 4);
-  pid_t pid = 0;
-  if (!parseWholeNumber(std::string_view(name).substr(4, dash - 4), pid)) return true;
-  if (pid == ::getpid()) return name.rfind("inv-" + processTag() + "-", 0) != 0;
-  return pid <= 0 || (::kill(pid, 0) != 0 && errno != EPERM);
+// The directory open and locked (flock LOCK_EX) by this process: the mark of a live owner,
+// which the kernel drops when the owner dies and which holds across pid and mount
+// namespaces, unlike a pid (docs/runtimes.md "sandbox"). Invalid when it cannot be opened or
+// another process holds the lock.
+UniqueFd lockDirectory(const fs::path& dir) {
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (fd.valid() && ::flock(fd.get(), LOCK_EX | LOCK_NB) != 0) fd.reset();
+  return fd;
 }
 
 // The parent pid from /proc/<pid>/stat (after the parenthesised command name), or -1.
@@ -188,19 +189,31 @@ Result<std::unique_ptr<CgroupManager>> CgroupManager::create(CgroupLayout layout
   // At most one prepared cgroup per slot: each finishing invocation prepares its successor's.
   std::unique_ptr<CgroupManager> manager(new CgroupManager(
       std::move(layout), clock, static_cast<std::size_t>(std::max(cpu_slots, 1))));
-  for (const fs::path& base : manager->baseDirs()) {
+  const std::vector<fs::path> bases = manager->baseDirs();
+  std::vector<std::string> names;
+  for (const fs::path& base : bases) {
     std::error_code ec;
     fs::create_directories(base, ec);
     if (ec)
       return Error::unavailable("cannot create cgroup " + base.string() + ": " + ec.message());
-    // Invocation cgroups of a previous Relay that died without cleaning up. Another live Relay
-    // on this host shares the base: its cgroups (named after its pid) are left alone.
     for (const auto& entry : fs::directory_iterator(base, ec)) {
       const std::string name = entry.path().filename().string();
-      if (entry.is_directory() && name.rfind("inv-", 0) == 0 && ownerGone(name)) {
-        if (killAndRemove(entry.path(), manager->clock_)) ++manager->reaped_;
+      if (entry.is_directory() && name.rfind("inv-", 0) == 0 &&
+          std::find(names.begin(), names.end(), name) == names.end()) {
+        names.push_back(name);
       }
     }
+  }
+  // Invocation cgroups of a Relay that died without cleaning up: nobody holds their lock (on
+  // the first base's directory). Another live Relay sharing the base, whatever its pid
+  // namespace, holds the locks of its own and is left alone.
+  for (const std::string& name : names) {
+    const UniqueFd held = lockDirectory(bases.front() / name);
+    if (!held.valid() && fs::exists(bases.front() / name)) continue;
+    bool removed = true;
+    for (const fs::path& base : bases)
+      removed = killAndRemove(base / name, manager->clock_) && removed;
+    if (removed) ++manager->reaped_;
   }
   if (manager->layout_.version == CgroupVersion::kV2) {
     // The base holds no processes, so its children may use the controllers; the parent must
@@ -265,15 +278,32 @@ std::size_t CgroupManager::preparedCount() const {
 }
 
 Result<std::unique_ptr<InvocationCgroup>> CgroupManager::make(const Resources& resources) {
-  // One sequence per process: every manager of the process names its cgroups apart.
+  // One sequence per process: every manager of the process names its cgroups apart. The
+  // name only has to be new (a Relay of another pid namespace may have our pid and start time:
+  // mkdir then says EEXIST and the next number is tried); ownership is the lock.
   static std::atomic<std::uint64_t> next_id{0};
-  const std::string name = "inv-" + processTag() + "-" + std::to_string(next_id.fetch_add(1));
-  std::vector<fs::path> dirs;
-  for (const fs::path& base : baseDirs()) dirs.push_back(base / name);
-  std::unique_ptr<InvocationCgroup> cgroup(new InvocationCgroup(layout_.version, dirs, clock_));
-  for (const fs::path& dir : dirs) {
-    if (::mkdir(dir.c_str(), 0755) != 0) {
-      return Error::unavailable("cannot create cgroup " + dir.string() + ": " +
+  std::unique_ptr<InvocationCgroup> cgroup;
+  for (int tries = 0; !cgroup; ++tries) {
+    const std::string name = "inv-" + processTag() + "-" + std::to_string(next_id.fetch_add(1));
+    std::vector<fs::path> dirs;
+    for (const fs::path& base : baseDirs()) dirs.push_back(base / name);
+    if (::mkdir(dirs[0].c_str(), 0755) != 0) {
+      if (errno == EEXIST && tries < 16) continue;
+      return Error::unavailable("cannot create cgroup " + dirs[0].string() + ": " +
+                                std::strerror(errno));
+    }
+    cgroup.reset(new InvocationCgroup(layout_.version, dirs, clock_));
+    // Locked before anything else is made: a Relay starting now leaves it alone.
+    cgroup->lock_fd_ = lockDirectory(dirs[0]);
+    if (!cgroup->lock_fd_.valid()) {
+      return Error::unavailable("cannot lock cgroup " + dirs[0].string() + ": " +
+                                std::strerror(errno));
+    }
+  }
+  const std::vector<fs::path>& dirs = cgroup->dirs_;
+  for (std::size_t i = 1; i < dirs.size(); ++i) {
+    if (::mkdir(dirs[i].c_str(), 0755) != 0) {
+      return Error::unavailable("cannot create cgroup " + dirs[i].string() + ": " +
                                 std::strerror(errno));
     }
   }
@@ -301,10 +331,6 @@ Result<std::unique_ptr<InvocationCgroup>> CgroupManager::make(const Resources& r
     auto written = writeFile(file, value);
     if (!written.ok()) return written.error();
   }
-  if (layout_.version == CgroupVersion::kV2) {
-    // Best effort: without it the child joins through cgroup.procs.
-    cgroup->directory_fd_.reset(::open(dirs[0].c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC));
-  }
   return cgroup;
 }
 
@@ -322,7 +348,12 @@ bool CgroupManager::newCgroupsHaveOurPeriod(const fs::path& fresh_cpu_dir) {
 }
 
 InvocationCgroup::~InvocationCgroup() {
+  // Removed while still locked; the lock goes with the descriptor, after.
   for (const fs::path& dir : dirs_) killAndRemove(dir, clock_);
+}
+
+int InvocationCgroup::directoryFd() const {
+  return version_ == CgroupVersion::kV2 ? lock_fd_.get() : -1;
 }
 
 std::vector<std::string> InvocationCgroup::procsFiles() const {

@@ -47,8 +47,8 @@ class InvocationCgroup {
 
   /// Files a child writes "0" into to join this cgroup (cgroup.procs of each directory).
   std::vector<std::string> procsFiles() const;
-  /// v2: the directory, open (O_PATH) for clone3 CLONE_INTO_CGROUP; -1 on v1.
-  int directoryFd() const { return directory_fd_.get(); }
+  /// v2: the directory, open for clone3 CLONE_INTO_CGROUP; -1 on v1.
+  int directoryFd() const;
   /// Sends `signal` to every process inside (the whole tree, whatever sessions it made) except
   /// the processes in `spared` and their direct children.
   void signalAll(int signal, pid_t spared = -1) const;
@@ -62,17 +62,20 @@ class InvocationCgroup {
   CgroupVersion version_;
   std::vector<std::filesystem::path> dirs_;
   Clock& clock_;
-  UniqueFd directory_fd_;
+  // The first directory, open and flock()ed for as long as this object lives: how another
+  // Relay sharing the base tells a live owner's cgroup from a crashed one's.
+  UniqueFd lock_fd_;
 };
 
 /// Creates limited per-invocation cgroups under Relay's base cgroup. Thread-safe.
 class CgroupManager {
  public:
   /// Prepares the base directories (enabling the v2 controllers it needs) and reaps cgroups a
-  /// previous, crashed Relay left behind. The base gets the CPU weight of `cpu_slots` ordinary
-  /// processes (v1 cpu.shares, v2 cpu.weight): every invocation cgroup below it together would
-  /// otherwise weigh as much as one process against the rest of the host (docs/runtimes.md
-  /// "sandbox").
+  /// previous, crashed Relay left behind: those whose lock no live process holds (each
+  /// invocation cgroup is flock()ed by its owner while it exists). The base gets the CPU weight of
+  /// `cpu_slots` ordinary processes (v1 cpu.shares, v2 cpu.weight): every invocation cgroup below
+  /// it together would otherwise weigh as much as one process against the rest of the host
+  /// (docs/runtimes.md "sandbox").
   static Result<std::unique_ptr<CgroupManager>> create(CgroupLayout layout, Clock& clock,
                                                        int cpu_slots = kDefaultCpuSlots);
   /// MAX_CONCURRENCY's default: one slot per invocation that may run at once.

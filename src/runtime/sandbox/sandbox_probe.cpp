@@ -55,7 +55,7 @@ bool bwrapSupports(const std::string& bwrap, std::string_view option, Clock& clo
 
 Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
                     const SeccompFilter& seccomp, Clock& clock, bool network,
-                    const std::string& launcher) {
+                    const std::string& launcher, const EgressPolicy& egress) {
   // /usr mounted as the "app", so the command is /app/bin/true: no app of the user involved.
   InvocationSpec spec;
   spec.app = "probe";
@@ -65,13 +65,15 @@ Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
   auto program = seccomp.openProgram();
   if (!program.ok()) return program.error();
   LaunchOptions options;
-  options.argv = launcher.empty()
-                     ? sandboxArgv(settings, tools, spec)
-                     : sandboxArgv(settings, tools, spec, {"--ro-bind", launcher, kLauncherMount},
-                                   {kLauncherMount});
+  // Relay's own id, which no app gets (SandboxIdentities::probe()).
+  const uid_t id = settings.ids.first;
+  options.argv = launcher.empty() ? sandboxArgv(settings, tools, spec, id, egress)
+                                  : sandboxArgv(settings, tools, spec, id,
+                                                {"--ro-bind", launcher, kLauncherMount},
+                                                {kLauncherMount}, egress);
   options.executable = options.argv.front();
-  options.uid = settings.uid;
-  options.gid = settings.gid;
+  options.uid = id;
+  options.gid = id;
   options.cwd = "/";
   options.inherited_fds = {program->get()};
   options.no_new_privs = !network;  // as SandboxRuntime::run

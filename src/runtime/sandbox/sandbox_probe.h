@@ -21,12 +21,13 @@ bool bwrapSupports(const std::string& bwrap, std::string_view option, Clock& clo
 
 /// Starts one sandbox with the real options (seccomp filter included) running /usr/bin/true, or,
 /// given `launcher`, that relay-launcher bound as in every sandbox (with no hand-over it exits
-/// 0), with its own network through pasta when `network`. kUnavailable with bwrap's (or
-/// pasta's) own message when it cannot: no unprivileged user namespaces, no seccomp, an option
-/// this bwrap lacks, no /dev/net/tun for pasta, a launcher the sandbox user cannot run.
+/// 0), with its own network through pasta, filtered by `egress`, when `network`. kUnavailable
+/// with bwrap's (or pasta's, or relay-launcher's) own message when it cannot: no unprivileged
+/// user namespaces, no seccomp, an option this bwrap lacks, no /dev/net/tun for pasta, a
+/// launcher the sandbox user cannot run, a kernel without nf_tables.
 Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
                     const SeccompFilter& seccomp, Clock& clock, bool network = false,
-                    const std::string& launcher = "");
+                    const std::string& launcher = "", const EgressPolicy& egress = {});
 
 /// Whether the mode of `info` grants `access` (a mask of 4 read, 2 write, 1 search or execute)
 /// to a process of `uid` and `gid` without supplementary groups (the sandbox user), as the

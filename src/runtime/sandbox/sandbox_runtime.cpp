@@ -25,6 +25,18 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// What a network: true sandbox of `spec` may reach (docs/runtimes.md "network: true"):
+// never link-local or the host's own addresses (read now: they change), and with an egress
+// list only what it names.
+EgressPolicy egressPolicyFor(const InvocationSpec& spec) {
+  EgressPolicy policy;
+  policy.denied = linkLocalBlocks();
+  for (Cidr& own : hostAddresses()) policy.denied.push_back(std::move(own));
+  policy.allow_list = !spec.egress.empty();
+  policy.allowed = spec.egress;
+  return policy;
+}
+
 // Whether the sandbox user can list and read `dir`: every ancestor searchable, the directory
 // itself readable and searchable.
 bool readableBy(const fs::path& dir, uid_t uid, gid_t gid) {
@@ -82,6 +94,7 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
         " (it is built and installed with relay: every sandbox runs it first)";
     return runtime;
   }
+  runtime->tools_.launcher = runtime->launcher_;  // it also installs the egress filter
   if (auto probe = probeSandbox(runtime->settings_, runtime->tools_, *runtime->seccomp_, clock,
                                 /*network=*/false, runtime->launcher_);
       !probe.ok()) {
@@ -97,7 +110,7 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
           // Its own hold on the image root: the root stays unevictable while the sandbox waits.
           auto root = self->check(spec);
           if (!root.ok()) return root.error();
-          auto sandbox = self->startWarm(spec, std::move(root).value());
+          auto sandbox = self->startWarm(spec, std::move(root).value(), /*app_env=*/false);
           if (!sandbox.ok()) return sandbox.error();
           self->cgroups_->prepare(spec.resources);
           return std::unique_ptr<WarmSandbox>(std::move(sandbox).value());
@@ -114,10 +127,13 @@ std::string SandboxRuntime::checkNetwork(Clock& clock) {
            ": it gives a network: true handler its own network namespace (apt-get install passt)";
   }
   tools_.pasta = *pasta;
-  auto probe = probeSandbox(settings_, tools_, *seccomp_, clock, /*network=*/true, launcher_);
+  InvocationSpec probe_spec;
+  auto probe = probeSandbox(settings_, tools_, *seccomp_, clock, /*network=*/true, launcher_,
+                            egressPolicyFor(probe_spec));
   if (probe.ok()) return {};
   // pasta's own message names no cause when the tun device is closed to the sandbox user.
-  const std::string tun = tunAccessProblem("/dev/net/tun", settings_.uid, settings_.gid);
+  const std::string tun =
+      tunAccessProblem("/dev/net/tun", settings_.ids.first, settings_.ids.first);
   return probe.error().message + (tun.empty() ? "" : "; " + tun);
 }
 
@@ -154,12 +170,13 @@ Result<std::shared_ptr<const image::ImageRoot>> SandboxRuntime::check(
   if (!fs::is_directory(spec.app_dir, ec)) {
     return Error::unavailable("app directory " + spec.app_dir.string() + " does not exist");
   }
-  const auto unreadable = [this](const fs::path& dir, const std::string& what) {
-    return Error::unavailable(
-        what + " " + dir.string() + " is not readable by the sandbox user (uid " +
-        std::to_string(settings_.uid) + "): make it and its parents world-readable");
+  const uid_t id = identities_.of(spec.app);
+  const auto unreadable = [id](const fs::path& dir, const std::string& what) {
+    return Error::unavailable(what + " " + dir.string() +
+                              " is not readable by the app's sandbox user (uid " +
+                              std::to_string(id) + "): make it and its parents world-readable");
   };
-  if (!readableBy(spec.app_dir, settings_.uid, settings_.gid)) {
+  if (!readableBy(spec.app_dir, id, id)) {
     return unreadable(spec.app_dir, "app directory");
   }
   if (auto file = resolveHandler(spec.language, spec.app_dir, spec.handler); !file.ok()) {
@@ -178,7 +195,7 @@ Result<std::shared_ptr<const image::ImageRoot>> SandboxRuntime::check(
   if (!cache.ok()) return Error::unavailable(cache.error().message);
   auto root = (*cache)->acquire(spec.image);
   if (!root.ok()) return root.error();
-  if (!readableBy((*root)->rootfs(), settings_.uid, settings_.gid)) {
+  if (!readableBy((*root)->rootfs(), id, id)) {
     return unreadable((*root)->rootfs(), "image root");
   }
   if (spec.language != Language::kExec &&
@@ -203,14 +220,16 @@ Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(
   auto seccomp = seccomp_->openProgram();
   if (!seccomp.ok()) return seccomp.error();
   LaunchOptions options;
-  options.argv = sandboxArgv(settings_, tools_, spec, extra, std::move(command), image);
+  const uid_t id = identities_.of(spec.app);
+  options.argv = sandboxArgv(settings_, tools_, spec, id, extra, std::move(command),
+                             spec.network ? egressPolicyFor(spec) : EgressPolicy{}, image);
   options.executable = options.argv.front();
   options.inherited_fds = {seccomp->get(), status_fd};  // become kSeccompFd and kStatusFd
   options.env = std::move(env);
   options.cgroup_procs_files = cgroup.procsFiles();
   options.cgroup_fd = cgroup.directoryFd();
-  options.uid = settings_.uid;
-  options.gid = settings_.gid;
+  options.uid = id;
+  options.gid = id;
   options.cwd = "/";
   // Under no_new_privs pasta's exec of bwrap would not regain the capabilities bwrap needs in
   // pasta's user namespace; bwrap sets no_new_privs for the handler either way.
@@ -219,7 +238,7 @@ Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(
 }
 
 Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(
-    const InvocationSpec& spec, std::shared_ptr<const image::ImageRoot> root) {
+    const InvocationSpec& spec, std::shared_ptr<const image::ImageRoot> root, bool app_env) {
   auto cgroup = cgroups_->createInvocation(spec.resources);
   if (!cgroup.ok()) return cgroup.error();
   int status[2];
@@ -228,8 +247,12 @@ Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(
   }
   UniqueFd status_read(status[0]);
   const UniqueFd status_write(status[1]);  // the sandbox's copy only, once bwrap has it
-  // Nothing of any invocation: the handler's environment arrives with the hand-over.
-  std::vector<std::string> env = warmEnvironment(spec);
+  // Nothing of any invocation: the handler's environment arrives with the hand-over. Nothing of
+  // the app either, so that no app code runs before the hand-over (an app env such as
+  // LD_PRELOAD, NODE_OPTIONS or a PYTHONPATH sitecustomize would run some at start), unless
+  // `app_env`: the cold start of an app whose env sets what an interpreter reads only when it
+  // starts (such an app is never prewarmed: prewarmable()).
+  std::vector<std::string> env = warmEnvironment(spec, app_env);
   std::vector<std::string> extra;
   if (spec.language == Language::kExec) extra = {"--ro-bind", launcher_, kLauncherMount};
   auto bwrap = launch(spec, **cgroup, extra, warmHandlerCommand(spec.language, kLauncherMount),
@@ -242,7 +265,9 @@ Result<std::unique_ptr<PrewarmedSandbox>> SandboxRuntime::startWarm(
 Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& output) {
   auto root = check(spec);
   if (!root.ok()) return root.error();
-  std::unique_ptr<WarmSandbox> warm = prewarm_ ? prewarm_->take(spec) : nullptr;
+  // An app whose env an interpreter reads only at start-up is never prewarmed (prewarmable()).
+  std::unique_ptr<WarmSandbox> warm =
+      prewarm_ && prewarmable(spec) ? prewarm_->take(spec) : nullptr;
   const std::string digest = *root ? (*root)->digest() : std::string();
   // A sandbox prepared on an image the name no longer resolves to (re-tagged) is not used.
   if (warm && static_cast<PrewarmedSandbox&>(*warm).imageDigest() != digest) warm.reset();
@@ -251,7 +276,7 @@ Result<Outcome> SandboxRuntime::run(const InvocationSpec& spec, OutputSink& outp
     return supervise(spec, static_cast<PrewarmedSandbox&>(*warm), output);
   }
   // Cold: the same sandbox, started for this invocation and handed it at once.
-  auto sandbox = startWarm(spec, std::move(root).value());
+  auto sandbox = startWarm(spec, std::move(root).value(), /*app_env=*/!prewarmable(spec));
   if (!sandbox.ok()) return sandbox.error();
   auto outcome = supervise(spec, **sandbox, output);
   // The next invocation with these limits finds its cgroup made (this one is never reused).

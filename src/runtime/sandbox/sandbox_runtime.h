@@ -57,6 +57,8 @@ class SandboxRuntime final : public Runtime {
   const CgroupManager* cgroups() const { return cgroups_.get(); }
   /// The prewarm pool; null when prewarming is off or relay-launcher was not found.
   PrewarmPool* prewarmPool() const { return prewarm_.get(); }
+  /// The uid (and gid) the app's sandboxes run as.
+  uid_t identityOf(const std::string& app) const { return identities_.of(app); }
   /// How many invocations were handed to a prewarmed sandbox.
   std::uint64_t prewarmedRuns() const { return prewarmed_runs_.load(); }
   /// The image cache, made at the first app with an `image`; an Error when it cannot be.
@@ -66,7 +68,7 @@ class SandboxRuntime final : public Runtime {
   /// Finds pasta and starts one networked probe sandbox; the reason it cannot, or "".
   std::string checkNetwork(Clock& clock);
   SandboxRuntime(Clock& clock, SandboxSettings settings)
-      : clock_(clock), settings_(std::move(settings)) {}
+      : clock_(clock), settings_(std::move(settings)), identities_(settings_.ids) {}
   /// Whether spec can run now: the app's files, the interpreter and, for an app with an
   /// `image`, that image's root (unpacked first when new; null without an image).
   Result<std::shared_ptr<const image::ImageRoot>> check(const InvocationSpec& spec) const;
@@ -80,8 +82,11 @@ class SandboxRuntime final : public Runtime {
                                                const image::ImageRoot* image) const;
   /// A sandbox of spec's shape waiting for its hand-over (relay-launcher or a warm interpreter),
   /// on `root` (from check(); null: the host's), which it holds in use while it lives.
+  /// `app_env`: whether an interpreter starts with the app's env (only the cold start of an
+  /// app that is not prewarmable()) or without (no app code before the hand-over).
   Result<std::unique_ptr<PrewarmedSandbox>> startWarm(const InvocationSpec& spec,
-                                                      std::shared_ptr<const image::ImageRoot> root);
+                                                      std::shared_ptr<const image::ImageRoot> root,
+                                                      bool app_env);
   /// Hands the invocation over, forwards output and waits: the invocation's outcome, or an
   /// Error when the handler never started.
   Result<Outcome> supervise(const InvocationSpec& spec, PrewarmedSandbox& sandbox,
@@ -89,6 +94,7 @@ class SandboxRuntime final : public Runtime {
 
   Clock& clock_;
   SandboxSettings settings_;
+  mutable SandboxIdentities identities_;  // each app's uid, given on first sight
   SandboxTools tools_;
   std::optional<SeccompFilter> seccomp_;
   std::unique_ptr<CgroupManager> cgroups_;

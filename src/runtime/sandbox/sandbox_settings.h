@@ -9,14 +9,16 @@
 #include "runtime/image/image_cache.h"
 #include "runtime/prewarm_pool.h"
 #include "runtime/sandbox/cgroup.h"
+#include "runtime/sandbox/sandbox_identities.h"
 
 namespace relay::runtime {
 
 /// Settings of the bubblewrap sandbox; the defaults are the secure ones.
 struct SandboxSettings {
   std::string search_path = "/usr/local/bin:/usr/bin:/bin";  // where bwrap is found
-  uid_t uid = 65534;  // nobody, outside and inside the sandbox
-  gid_t gid = 65534;
+  /// The uids (= gids) of the sandboxes, one per app, outside and inside the sandbox
+  /// (docs/runtimes.md "Identities").
+  SandboxIdRange ids;
   std::uint64_t tmp_bytes = 64ULL << 20;  // size of the private /tmp
   std::string cgroup_base_name = "relay-sandbox";
   /// How many invocations may run at once (MAX_CONCURRENCY): the sandboxes together get the

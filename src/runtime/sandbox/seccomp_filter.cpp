@@ -3,6 +3,7 @@
 #include <sched.h>
 #include <seccomp.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -37,6 +38,22 @@ int denyWithFlags(scmp_filter_ctx ctx, int number, const unsigned long* flags, s
   return 0;
 }
 
+// Denies socket() for every family but AF_UNIX (1), AF_INET (2), AF_INET6 (10) and AF_NETLINK
+// (16): rules of one call are OR-ed, so one per gap (0, 3-9, 11-15) and one above 16, on the
+// whole register (a value whose low 32 bits name an allowed family but that holds more is
+// denied too).
+int denyOtherSocketFamilies(scmp_filter_ctx ctx, int number, int error) {
+  static_assert(AF_UNIX == 1 && AF_INET == 2 && AF_INET6 == 10 && AF_NETLINK == 16);
+  for (const unsigned long family :
+       {0UL, 3UL, 4UL, 5UL, 6UL, 7UL, 8UL, 9UL, 11UL, 12UL, 13UL, 14UL, 15UL}) {
+    const int rc =
+        seccomp_rule_add(ctx, SCMP_ACT_ERRNO(error), number, 1, SCMP_A0(SCMP_CMP_EQ, family));
+    if (rc != 0) return rc;
+  }
+  return seccomp_rule_add(ctx, SCMP_ACT_ERRNO(error), number, 1,
+                          SCMP_A0(SCMP_CMP_GT, static_cast<unsigned long>(AF_NETLINK)));
+}
+
 // Asks libseccomp for a binary tree over the call numbers; the linear layout when it cannot
 // (before 2.5 the attribute does not exist, and a library older than its header refuses it).
 SeccompLayout chooseLayout(scmp_filter_ctx ctx, SeccompLayout wanted) {
@@ -54,8 +71,8 @@ SeccompLayout chooseLayout(scmp_filter_ctx ctx, SeccompLayout wanted) {
 const std::vector<SeccompRule>& SeccompFilter::rules() {
   static const std::vector<SeccompRule> kRules = {
       // New namespaces, above all user namespaces: the door to mount, chroot and cgroupfs.
-      {"unshare", EPERM, true},
-      {"clone", EPERM, true},
+      {"unshare", EPERM, SeccompCondition::kNamespaceFlag},
+      {"clone", EPERM, SeccompCondition::kNamespaceFlag},
       // Its flags sit in memory a filter cannot read: ENOSYS makes libc fall back to clone.
       {"clone3", ENOSYS},
       {"setns", EPERM},
@@ -83,6 +100,12 @@ const std::vector<SeccompRule>& SeccompFilter::rules() {
       {"userfaultfd", EPERM},
       {"bpf", EPERM},
       {"perf_event_open", EPERM},
+      // Socket families: AF_VSOCK is not confined by a network namespace (it reaches the
+      // host or hypervisor), and the rest (AF_ALG, AF_PACKET, AF_XDP...) are kernel code a
+      // handler has no use for. socketcall, x86's multiplexer, hides the family in memory a
+      // filter cannot read: denied whole, as if the kernel lacked it.
+      {"socket", EAFNOSUPPORT, SeccompCondition::kOtherSocketFamily},
+      {"socketcall", ENOSYS},
       // Inspecting or driving other processes.
       {"ptrace", EPERM},
       {"process_vm_readv", EPERM},
@@ -141,8 +164,10 @@ Result<SeccompFilter> SeccompFilter::build(SeccompLayout wanted) {
                                 name + " (too old?)");
     }
     int rc = 0;
-    if (!rule.only_with_namespace_flag) {
+    if (rule.condition == SeccompCondition::kAlways) {
       rc = seccomp_rule_add(ctx.get(), SCMP_ACT_ERRNO(rule.error), number, 0);
+    } else if (rule.condition == SeccompCondition::kOtherSocketFamily) {
+      rc = denyOtherSocketFamilies(ctx.get(), number, rule.error);
     } else if (name == "clone") {
       rc = denyWithFlags(ctx.get(), number, kCloneNamespaceFlags, std::size(kCloneNamespaceFlags),
                          rule.error);

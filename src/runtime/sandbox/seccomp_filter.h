@@ -15,12 +15,20 @@ namespace relay::runtime {
 /// ABI when it installs it (docs/runtimes.md "seccomp filter").
 enum class SeccompLayout { kBinaryTree, kLinear };
 
+/// When a rule's call is denied.
+enum class SeccompCondition {
+  kAlways,
+  /// Its flags argument has a CLONE_NEW* namespace flag (clone, unshare).
+  kNamespaceFlag,
+  /// Its first argument, a socket family, is none of AF_UNIX, AF_INET, AF_INET6, AF_NETLINK.
+  kOtherSocketFamily,
+};
+
 /// One system call the sandbox's seccomp filter denies.
 struct SeccompRule {
   std::string_view syscall;
-  int error;  // the errno the call fails with (EPERM; ENOSYS for clone3)
-  /// Denied only when its flags argument has a CLONE_NEW* namespace flag (clone, unshare).
-  bool only_with_namespace_flag = false;
+  int error;  // the errno the call fails with (EPERM; ENOSYS for clone3...)
+  SeccompCondition condition = SeccompCondition::kAlways;
 };
 
 /// The seccomp BPF program every sandboxed handler runs under (docs/runtimes.md "seccomp"),

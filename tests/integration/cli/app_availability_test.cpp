@@ -31,7 +31,7 @@ TEST(AppAvailability, LsIncludesTheSandboxRuntimesVerdict) {
   EXPECT_EQ(json[0]["name"], "good");
   EXPECT_EQ(json[0]["loaded"], true);
   EXPECT_EQ(json[0]["available"], false);
-  EXPECT_NE(json[0]["reason"].get<std::string>().find("not readable by the sandbox user"),
+  EXPECT_NE(json[0]["reason"].get<std::string>().find("not readable by the app's sandbox user"),
             std::string::npos)
       << json[0]["reason"];
 }

@@ -164,9 +164,18 @@ TEST_F(ConsoleServerTest, EveryApiReadNeedsTheTokenAndLoginSetsAnHttpOnlyCookie)
   const Response login = send("POST", "/api/login", {"Content-Type: application/json"},
                               json{{"token", kToken}}.dump());
   EXPECT_EQ(login.status, 200);
-  EXPECT_NE(login.head.find("Set-Cookie: relay_console="), std::string::npos);
+  const std::size_t at = login.head.find("Set-Cookie: relay_console=");
+  ASSERT_NE(at, std::string::npos) << login.head;
+  const std::string cookie = login.head.substr(at + 12, login.head.find(';', at) - at - 12);
   EXPECT_NE(login.head.find("HttpOnly; SameSite=Strict"), std::string::npos);
-  EXPECT_EQ(send("GET", "/api/dlq", {std::string("Cookie: relay_console=") + kToken}).status, 200);
+  // The cookie is a random session id, never the token; the token is no cookie.
+  EXPECT_EQ(cookie.find(kToken), std::string::npos);
+  EXPECT_EQ(send("GET", "/api/dlq", {"Cookie: " + cookie}).status, 200);
+  EXPECT_EQ(send("GET", "/api/dlq", {std::string("Cookie: relay_console=") + kToken}).status, 401);
+  EXPECT_EQ(
+      send("POST", "/api/logout", {"Content-Type: application/json", "Cookie: " + cookie}).status,
+      200);
+  EXPECT_EQ(send("GET", "/api/dlq", {"Cookie: " + cookie}).status, 401);
   EXPECT_EQ(log_.str().find(kToken), std::string::npos);  // never logged
 }
 
@@ -194,6 +203,71 @@ TEST_F(ConsoleServerTest, AMutationWithoutTheTokensOrFromAnotherSiteIsRefusedAnd
   EXPECT_EQ(dlqLength(), 1);
   EXPECT_EQ(post("/api/dlq/delete", {{"ids", {id}}}).body["removed"], 1);
   EXPECT_EQ(dlqLength(), 0);
+}
+
+TEST_F(ConsoleServerTest, FailedLoginsAreLimited) {
+  start();
+  const auto attempt = [this](const std::string& token) {
+    return send("POST", "/api/login", {"Content-Type: application/json"},
+                json{{"token", token}}.dump());
+  };
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(attempt("wrong-token-0123456789").status, 401);
+  const Response limited = attempt(kToken);  // right, but too late
+  EXPECT_EQ(limited.status, 429);
+  EXPECT_NE(limited.head.find("Retry-After: "), std::string::npos);
+}
+
+// docs/console.md "JSON API": bodies pass the event decoder's limits before anything reads
+// them: a 700,000-deep array is refused (it crashed the console), the console serves on.
+TEST_F(ConsoleServerTest, ADeeplyNestedBodyIsRefusedAndTheConsoleServesOn) {
+  start();
+  const std::string deep = std::string(700'000, '[') + std::string(700'000, ']');
+  const std::string body = R"({"filter":)" + deep + R"(,"upto":"1-0","expected":0})";
+  const Response refused =
+      send("POST", "/api/dlq/delete", {auth(), csrf(), "Content-Type: application/json"}, body);
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_NE(refused.body.value("error", "").find("nested deeper than 64 levels"), std::string::npos)
+      << refused.body.dump();
+  EXPECT_EQ(send("GET", "/api/session", {auth()}).status, 200);
+  const std::string play = R"({"event":"{}","x":)" + deep + "}";
+  EXPECT_EQ(
+      send("POST", "/api/playground", {auth(), "Content-Type: application/json"}, play).status,
+      400);
+}
+
+TEST_F(ConsoleServerTest, AFilterTakesOnlyItsKeysEachAScalarOfItsType) {
+  start();
+  addDlq(1000, "handler", R"({"kind":"order"})");
+  const auto remove = [this](const json& filter) {
+    return post("/api/dlq/delete", {{"filter", filter}, {"upto", "1000-0"}, {"expected", 0}});
+  };
+  EXPECT_EQ(remove({{"app", {"shop"}}}).body.value("error", ""),
+            "filter.app: expected a string, got array");
+  EXPECT_EQ(remove({{"app", {{"nested", 1}}}}).status, 400);
+  EXPECT_EQ(remove({{"since", 1.5}}).status, 400);
+  EXPECT_EQ(remove({{"colour", "red"}}).status, 400);
+  // Unix milliseconds as a number are fine; this filter selects nothing, as confirmed.
+  EXPECT_EQ(remove({{"app", "none"}, {"since", 1000}}).body["removed"], 0);
+  EXPECT_EQ(dlqLength(), 1);
+}
+
+// A malformed event 10,000 levels deep (20 KB) is shown as recorded: no pretty-printed copy
+// (whose indentation grew with the square of the depth: 200 MB), the decoder's reason instead.
+TEST_F(ConsoleServerTest, TheEntryOfADeeplyNestedEventIsShownAsRecordedAndSmall) {
+  start();
+  const std::string deep = std::string(10'000, '[') + std::string(10'000, ']');
+  const std::string id = addDlq(1000, "malformed", deep, "-", "-");
+  const Response entry = send("GET", "/api/dlq/entry?id=" + id, {auth()});
+  EXPECT_EQ(entry.status, 200);
+  EXPECT_TRUE(entry.body["event_pretty"].is_null());
+  EXPECT_EQ(entry.body["event"], deep);
+  EXPECT_NE(entry.body.value("event_error", "").find("nested deeper than 64 levels"),
+            std::string::npos);
+  EXPECT_LT(entry.body.dump().size(), 4 * deep.size());
+  // A well-formed event is still pretty-printed.
+  const std::string plain = addDlq(2000, "handler", R"({"kind":"order","n":[1,2]})");
+  EXPECT_EQ(send("GET", "/api/dlq/entry?id=" + plain, {auth()}).body["event_pretty"],
+            "{\n  \"kind\": \"order\",\n  \"n\": [\n    1,\n    2\n  ]\n}");
 }
 
 TEST_F(ConsoleServerTest, ReadOnlyServesNoMutationEndpointAtAll) {

@@ -122,5 +122,32 @@ TEST_F(DeadLetterQueueTest, FindAndRemoveWorkOnExactIds) {
   EXPECT_EQ(*queue.length(), 1);
 }
 
+// Issue 29 item 1: readers of the DLQ hold no more than the limits they are given (by default
+// MAX_EVENT_BYTES's default); a huge entry arrives as its first bytes and its size, and cannot
+// be replayed.
+TEST_F(DeadLetterQueueTest, AHugeEntryIsReadCutAndCannotBeReplayed) {
+  const std::string huge(4 << 20, 'x');
+  const std::string big = add(1000, "shop", huge);
+  const std::string small = add(2000, "shop", "{}");
+  DeadLetterQueue queue(*redis_, kKey);
+  auto found = queue.find(big);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  ASSERT_TRUE(found->has_value());
+  EXPECT_EQ((*found)->event().size(), 256u);
+  ASSERT_EQ((*found)->record.cut.size(), 1u);
+  EXPECT_EQ((*found)->record.cut.front(),
+            (std::pair<std::string, std::uint64_t>{"event", huge.size()}));
+  ASSERT_TRUE((*found)->refusal().has_value());
+  EXPECT_NE((*found)->refusal()->find("cannot be replayed"), std::string::npos);
+  auto page = queue.page({}, "", "", 10);
+  ASSERT_TRUE(page.ok()) << page.error().message;
+  ASSERT_EQ(ids(page->entries), (std::vector<std::string>{small, big}));
+  EXPECT_FALSE(page->entries[0].refusal().has_value());
+  EXPECT_EQ(page->entries[1].event().size(), 256u);
+  // Larger limits (a larger MAX_EVENT_BYTES) read it whole.
+  DeadLetterQueue wide(*redis_, kKey, 500, stream::entryReplyLimits(8 << 20));
+  EXPECT_EQ((*wide.find(big))->event().size(), huge.size());
+}
+
 }  // namespace
 }  // namespace relay::testing

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "integration/docker/docker_fixture.h"
+#include "runtime/sandbox/sandbox_identities.h"
 
 namespace relay::runtime::testing {
 namespace {
@@ -11,13 +12,25 @@ using namespace std::chrono_literals;
 
 class DockerIsolation : public DockerFixture {};
 
-TEST_F(DockerIsolation, RunsAsNobodyWithNoCapabilitiesAndNoNewPrivileges) {
+// docs/runtimes.md "Identities": each app's containers run as a uid and gid of the app's own
+// (issue 29 item 8: every container ran as 65534, so all apps shared that user's kernel limits).
+TEST_F(DockerIsolation, RunsAsItsAppsOwnUserWithNoCapabilitiesAndNoNewPrivileges) {
   const InvocationSpec spec =
       script("id -u; id -g; grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status");
   const Outcome outcome = mustRun(spec);
   EXPECT_TRUE(outcome.succeeded) << outcome.reason;
-  EXPECT_EQ(output(spec),
-            "65534\n65534\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1");
+  const std::string id = std::to_string(SandboxIdentities().of(spec.app));
+  EXPECT_EQ(
+      output(spec),
+      id + "\n" + id + "\nCapEff:\t0000000000000000\nCapBnd:\t0000000000000000\nNoNewPrivs:\t1");
+  EXPECT_NE(id, "65534");
+  // Another app, another user.
+  InvocationSpec other = script("id -u");
+  other.app = "otherapp";
+  EXPECT_TRUE(mustRun(other).succeeded);
+  const std::string other_id = std::to_string(SandboxIdentities().of("otherapp"));
+  EXPECT_NE(other_id, id);
+  EXPECT_TRUE(sink_.contains("[otherapp/bin/h.sh] " + other_id)) << output(other);
 }
 
 TEST_F(DockerIsolation, HasNoNetworkInterfaceButLoopbackUnlessEnabled) {

@@ -236,7 +236,109 @@ def forge_log(event):
     sys.stdout.write("innocent\r[other/app] forged line\n")
     sys.stdout.write("\x1b[2K\x1b[1A[other/app] overwritten\x1b[0m\n")
     sys.stdout.write("\x9b31m c1-csi \x7f del\n")
+    # A right-to-left override would show the rest of the line reversed; a line separator
+    # breaks the line in some viewers.
+    sys.stdout.write("bidi \u202e[other/app] gnp.exe \u2066isolate\u2069\n")
+    sys.stdout.write("split\u2028[other/app] separated\u2029\n")
     sys.stdout.flush()
+    done()
+
+
+def sockets(event):
+    """Socket families a network namespace does not confine (AF_VSOCK reaches the host or
+    hypervisor) or that open rarely used kernel code (AF_ALG, AF_PACKET, AF_XDP)."""
+    families = {"AF_VSOCK": 40, "AF_ALG": 38, "AF_PACKET": 17, "AF_XDP": 44, "AF_KEY": 15,
+                "AF_APPLETALK": 5}
+    for name, family in families.items():
+        kind = socket.SOCK_SEQPACKET if name == "AF_ALG" else socket.SOCK_STREAM
+        if name in ("AF_PACKET", "AF_XDP", "AF_KEY"):
+            kind = socket.SOCK_RAW
+        try:
+            sock = socket.socket(family, kind, 0)
+        except OSError as error:
+            report(f"socket-{name}", False, errno.errorcode.get(error.errno, str(error.errno)))
+            continue
+        detail = "created"
+        if name == "AF_VSOCK":
+            try:
+                sock.bind((0xFFFFFFFF, 0))  # VMADDR_CID_ANY, any port
+                sock.listen(1)
+                detail = "listening"
+            except OSError as error:
+                detail = "created, " + repr(error)
+        sock.close()
+        report(f"socket-{name}", True, detail)
+    done()
+
+
+def egress(event):
+    """Connects to each target; REACHED means a connection was made (expected only for the
+    targets the test lists as reachable), else RESULT ... ESCAPED/blocked by `forbidden`."""
+    for target in event["targets"]:
+        host, port, forbidden = target["host"], target["port"], target["forbidden"]
+        try:
+            with socket.create_connection((host, port), timeout=3) as conn:
+                conn.settimeout(3)
+                answer = conn.recv(100)
+            if forbidden:
+                report(f"connect-{host}-{port}", True, repr(answer))
+            else:
+                print(f"REACHED {host} {port} {answer!r}", flush=True)
+        except OSError as error:
+            if forbidden:
+                report(f"connect-{host}-{port}", False, repr(error))
+            else:
+                print(f"UNREACHED {host} {port} {error!r}", flush=True)
+    done()
+
+
+def identity(event):
+    """Prints the uid, gid and groups the handler runs as."""
+    print(f"ID {os.getuid()} {os.getgid()} {os.getgroups()}", flush=True)
+    done()
+
+
+def inotify_hold(event):
+    """Takes every inotify instance its user may have, says so, and holds them a while: if
+    another app's sandbox ran as the same user, it would find none left."""
+    held = []
+    error = ""
+    while len(held) < 4096:
+        fd = libc.inotify_init1(os.O_CLOEXEC)
+        if fd < 0:
+            error = errno.errorcode.get(ctypes.get_errno(), "")
+            break
+        held.append(fd)
+    print(f"HOLDING {len(held)} {error}", flush=True)
+    import time
+    time.sleep(event.get("seconds", 5))
+    done()
+
+
+def inotify_try(event):
+    """Makes one inotify instance."""
+    ctypes.set_errno(0)
+    fd = libc.inotify_init1(os.O_CLOEXEC)
+    print("INOTIFY " + ("ok" if fd >= 0 else errno.errorcode.get(ctypes.get_errno(), "?")),
+          flush=True)
+    done()
+
+
+def number_digits(event):
+    """Prints the last nine digits and the bit length of the event's `n`: the bootstrap parsed
+    it whole (str() of it would meet Python's own limit again: that is the handler's)."""
+    n = event["n"]
+    print(f"EXACT {type(n).__name__} {n % 10**9} {n.bit_length()}", flush=True)
+    done()
+
+
+def early_imports(event):
+    """The app also has json.py, app_module.py, early/sitecustomize.py and early/early_module.py
+    (early/ on PYTHONPATH), which print EARLY with whether an invocation was handed over when
+    they are imported. The handler imports the two modules: after the hand-over, app code is
+    found where a plain start finds it."""
+    import app_module  # noqa: F401  (in /app)
+    import early_module  # noqa: F401  (on the app's PYTHONPATH)
     done()
 
 

@@ -44,29 +44,48 @@ class HostileHandler : public RedisTest {
   int port() const { return port_; }
 
   /// An app running hostile.py (python3 runtime) whose handler `hostile.<function>` runs for
-  /// events `{"attempt": "<function>"}`; `extra_yaml` adds top-level template keys.
+  /// events `{"attempt": "<function>"}`; `extra_yaml` adds top-level template keys, `files`
+  /// more files (path inside the app, content), `runtime` another language (the files must
+  /// then hold the handler module).
   void addApp(const std::string& name, const std::vector<std::string>& functions,
-              const std::string& extra_yaml = "") {
-    std::string yaml = "runtime: python3\n" + extra_yaml + "events:\n";
+              const std::string& extra_yaml = "",
+              const std::vector<std::pair<std::string, std::string>>& files = {},
+              const std::string& runtime = "python3") {
+    std::string yaml = "runtime: " + runtime + "\n" + extra_yaml + "events:\n";
     for (const std::string& function : functions) {
       yaml += "  - handler: hostile." + function + "\n    pattern: {attempt: [" + function +
               "]}\n    retries: 0\n";
     }
     apps_.write(name + "/template.yaml", yaml);
-    std::filesystem::copy_file(RELAY_HOSTILE_PY, apps_.path() / name / "hostile.py");
+    if (runtime == "python3") {
+      std::filesystem::copy_file(RELAY_HOSTILE_PY, apps_.path() / name / "hostile.py");
+    }
+    for (const auto& [path, content] : files) apps_.write(name + "/" + path, content);
+    // World-readable with searchable directories: every app has a sandbox user of its own.
+    for (const auto& entry : std::filesystem::recursive_directory_iterator(apps_.path() / name)) {
+      ::chmod(entry.path().c_str(), entry.is_directory() ? 0755 : 0644);
+    }
     ::chmod((apps_.path() / name).c_str(), 0755);
-    ::chmod((apps_.path() / name / "hostile.py").c_str(), 0644);
   }
 
-  /// Starts `relay start` on the apps and waits until it runs.
-  void startRelay(std::vector<std::string> extra_env = {}) {
+  /// A Redis connection to the test's server (with the password).
+  std::unique_ptr<redis::Connection> connect() const {
+    auto endpoint = redis::parseRedisUri(redisUri());
+    auto connection = redis::Connection::create(*endpoint);
+    EXPECT_TRUE(connection.ok()) << connection.error().message;
+    return connection.ok() ? std::move(connection).value() : nullptr;
+  }
+
+  /// Starts `relay start` on the apps and waits until it runs; `wrapper` (argv) runs first and
+  /// execs the relay command line given after it.
+  void startRelay(std::vector<std::string> extra_env = {}, std::vector<std::string> wrapper = {}) {
     std::vector<std::string> env = {
         "REDIS_URI=" + redisUri(), "RELAY_APPS=" + apps_.path().string(),
         "RELAY_RUNTIME=sandbox",   "RELAY_HTTP_ADDR=127.0.0.1:0",
         "RELAY_CONSUMER=hostile",  "RELAY_LOG_FORMAT=text"};
     env.insert(env.end(), extra_env.begin(), extra_env.end());
-    relay_ = std::make_unique<SpawnedProcess>(std::vector<std::string>{RELAY_BINARY, "start"}, env,
-                                              (logs_.path() / "relay.log").string());
+    wrapper.insert(wrapper.end(), {RELAY_BINARY, "start"});
+    relay_ = std::make_unique<SpawnedProcess>(wrapper, env, (logs_.path() / "relay.log").string());
     ASSERT_TRUE(relay_->waitForLog("relay started")) << relay_->log();
   }
 
@@ -140,6 +159,9 @@ class HostileHandler : public RedisTest {
   }
 
   std::string log() const { return relay_ ? relay_->log() : std::string(); }
+  /// Whether `relay start` still runs.
+  bool relayRunning() { return relay_ && relay_->running(); }
+  pid_t relayPid() const { return relay_ ? relay_->pid() : -1; }
 
  private:
   int port_ = 0;

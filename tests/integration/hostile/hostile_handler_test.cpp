@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <set>
 #include <sstream>
 
 #include "integration/hostile/hostile_fixture.h"
@@ -79,6 +80,110 @@ TEST_F(HostileHandler, CannotUseIoUringUserfaultfdBpfOrPerf) {
   EXPECT_NE(joined(lines).find("Seccomp:\t2"), std::string::npos) << joined(lines);
 }
 
+TEST_F(HostileHandler, CannotCreateVsockAlgPacketOrOtherUnconfinedSockets) {
+  addApp("hostile", {"sockets"});
+  startRelay();
+  const auto lines = attempt("hostile", "sockets", R"({"attempt":"sockets"})");
+  expectAllBlocked(lines, 6);
+  // AF_VSOCK and AF_ALG are refused by the seccomp filter, not by chance.
+  for (const std::string& line : lines) {
+    if (line.rfind("RESULT socket-AF_VSOCK ", 0) == 0 ||
+        line.rfind("RESULT socket-AF_ALG ", 0) == 0) {
+      EXPECT_NE(line.find("EAFNOSUPPORT"), std::string::npos) << line;
+    }
+  }
+}
+
+// Code of the app (a module shadowing one the bootstrap imports, a sitecustomize on the app's
+// PYTHONPATH) runs only once an invocation was handed over, inside its timeout: a prewarmed
+// interpreter starts with nothing of the app (docs/runtimes.md "Prewarmed sandboxes").
+TEST_F(HostileHandler, PrewarmedInterpretersRunNoAppCodeBeforeTheHandOver) {
+  const std::string early =
+      "import os\n"
+      "print('EARLY %s %s' % (__name__, 'handed' if 'RELAY_MESSAGE_ID' in os.environ else\n"
+      "      'before-hand-over'), flush=True)\n";
+  // json.py prints, then stands aside for the real json module.
+  const std::string json_shadow =
+      early +
+      "import importlib.machinery, importlib.util, sys\n"
+      "_path = [p for p in sys.path if p not in ('', '/app')]\n"
+      "_spec = importlib.machinery.PathFinder.find_spec('json', _path)\n"
+      "_real = importlib.util.module_from_spec(_spec)\n"
+      "sys.modules['json'] = _real\n"
+      "_spec.loader.exec_module(_real)\n";
+  addApp("hostile", {"early_imports"}, "env:\n  PYTHONPATH: /app/early\n",
+         {{"json.py", json_shadow},
+          {"early/sitecustomize.py", early},
+          {"app_module.py", early},
+          {"early/early_module.py", early}});
+  startRelay();
+  const auto lines = attempt("hostile", "early_imports", R"({"attempt":"early_imports"})");
+  for (const std::string& line : lines) {
+    EXPECT_EQ(line.find("before-hand-over"), std::string::npos) << joined(lines);
+  }
+  // Not vacuous: after the hand-over the handler finds the app's modules in /app and on its
+  // PYTHONPATH, as a plain `python3 -c` in /app would.
+  EXPECT_NE(joined(lines).find("EARLY app_module handed"), std::string::npos) << joined(lines);
+  EXPECT_NE(joined(lines).find("EARLY early_module handed"), std::string::npos) << joined(lines);
+}
+
+// docs/runtimes.md "Identities": per-user kernel limits are not shared between apps.
+TEST_F(HostileHandler, EachAppRunsAsItsOwnUserSoKernelLimitsAreNotShared) {
+  addApp("alpha", {"identity", "inotify_hold"});
+  addApp("beta", {"identity", "inotify_try"});
+  startRelay();
+  std::set<std::string> ids;
+  for (const std::string app : {"alpha", "beta"}) {
+    for (const std::string& line : attempt(app, "identity", R"({"attempt":"identity"})")) {
+      if (line.rfind("ID ", 0) != 0) continue;
+      std::istringstream fields(line.substr(3));
+      unsigned long uid = 0, gid = 0;
+      std::string groups;
+      fields >> uid >> gid >> groups;
+      EXPECT_EQ(uid, gid) << line;
+      EXPECT_EQ(groups, "[]") << line;
+      EXPECT_GT(uid, 1879048192UL) << line;  // in the range, past the probe's id
+      EXPECT_LT(uid, 1879048192UL + 65536) << line;
+      ids.insert(app + " " + std::to_string(uid));
+    }
+  }
+  EXPECT_EQ(ids.size(), 2u) << "each app has one id, cold and prewarmed, and they differ";
+  // alpha takes every inotify instance its user may have; beta can still make one.
+  auto redis = connect();
+  ASSERT_NE(redis, nullptr);
+  bool beta_prewarmed = false;
+  for (int round = 0; round < 4 && !beta_prewarmed; ++round) {
+    const std::size_t holding = count(log(), "[alpha/hostile.inotify_hold] HOLDING ");
+    const std::size_t held = count(log(), "[alpha/hostile.inotify_hold] DONE ");
+    const std::size_t tried = count(log(), "[beta/hostile.inotify_try] DONE ");
+    ASSERT_TRUE(
+        redis
+            ->command({"XADD", "events", "*", "event", R"({"attempt":"inotify_hold","seconds":4})"})
+            .ok());
+    ASSERT_TRUE(SpawnedProcess::waitUntil(
+        [&] { return count(log(), "[alpha/hostile.inotify_hold] HOLDING ") > holding; },
+        std::chrono::seconds(60)))
+        << log();
+    ASSERT_TRUE(
+        redis->command({"XADD", "events", "*", "event", R"({"attempt":"inotify_try"})"}).ok());
+    ASSERT_TRUE(SpawnedProcess::waitUntil(
+        [&] { return count(log(), "[beta/hostile.inotify_try] DONE ") > tried; },
+        std::chrono::seconds(60)))
+        << log();
+    // The next round starts once alpha let go.
+    ASSERT_TRUE(SpawnedProcess::waitUntil(
+        [&] { return count(log(), "[alpha/hostile.inotify_hold] DONE ") > held; },
+        std::chrono::seconds(60)));
+    beta_prewarmed = count(log(), "[beta/hostile.inotify_try] DONE prewarmed") > 0;
+  }
+  EXPECT_TRUE(beta_prewarmed) << log();
+  EXPECT_EQ(count(log(), "[beta/hostile.inotify_try] INOTIFY ok"),
+            count(log(), "[beta/hostile.inotify_try] DONE "))
+      << log();
+  EXPECT_GE(count(log(), "[alpha/hostile.inotify_hold] HOLDING 1"), 1u) << log();
+  EXPECT_NE(log().find("EMFILE"), std::string::npos) << "alpha reached its limit: " << log();
+}
+
 TEST_F(HostileHandler, CannotWriteOutsideTmpNorPastItsCap) {
   addApp("hostile", {"write_outside_tmp"});
   startRelay();
@@ -97,6 +202,12 @@ TEST_F(HostileHandler, CannotForgeAPrefixInTextLogs) {
     EXPECT_EQ(text.find(control), std::string::npos) << "raw control byte in the log:\n" << text;
   }
   EXPECT_EQ(text.find("\xc2\x9b"), std::string::npos) << text;
+  for (const char* invisible : {"\u202e", "\u2066", "\u2069", "\u2028", "\u2029"}) {
+    EXPECT_EQ(text.find(invisible), std::string::npos) << "raw bidi/separator in the log";
+  }
+  EXPECT_NE(text.find("[hostile/hostile.forge_log] bidi \\xE2\\x80\\xAE[other/app] gnp.exe"),
+            std::string::npos)
+      << text;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) {
     if (line.find("forged") != std::string::npos || line.find("overwritten") != std::string::npos) {

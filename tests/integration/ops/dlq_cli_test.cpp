@@ -189,9 +189,58 @@ TEST_F(DlqCli, InspectShowsANonJsonEventAsRecordedAndEscaped) {
   const std::string id = add(malformed);
   const BinaryRun run = relay({"dlq", "inspect", id});
   EXPECT_EQ(run.exit_code, 0);
-  EXPECT_NE(run.out.find("event (not JSON, as recorded):\n  {not json \\x1B[2J\n"),
+  EXPECT_NE(run.out.find("event (not an event: "), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("; as recorded):\n  {not json \\x1B[2J\n"), std::string::npos) << run.out;
+}
+
+// Issue 29 item 2: a malformed event 100,000 levels deep (dead-lettered as such by the worker)
+// made `relay dlq inspect` overflow its stack. It is shown as recorded, with the decoder's
+// reason, and never parsed past 64 levels.
+TEST_F(DlqCli, InspectShowsADeeplyNestedEventAsRecorded) {
+  const std::string deep = std::string(100'000, '[') + std::string(100'000, ']');
+  invocation::DlqEntry malformed = entry(deep, "malformed: nested deeper than 64 levels");
+  malformed.kind = invocation::DlqKind::kMalformed;
+  const std::string id = add(malformed);
+  const BinaryRun run = relay({"dlq", "inspect", id});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("event (not an event: invalid JSON at byte 64: nested deeper than 64 "
+                         "levels; as recorded, its first 65536 bytes):\n  [[["),
             std::string::npos)
-      << run.out;
+      << run.out.substr(0, 2000);
+  EXPECT_LT(run.out.size(), 70'000u);
+  // An event at the depth limit is pretty-printed, indentation and all.
+  const std::string limit = std::string(63, '[') + std::string(63, ']');
+  const BinaryRun pretty = relay({"dlq", "inspect", add(entry("{\"a\":" + limit + "}"))});
+  EXPECT_EQ(pretty.exit_code, 0) << pretty.err;
+  EXPECT_NE(pretty.out.find("event:\n  {\n    \"a\": [\n      [\n"), std::string::npos)
+      << pretty.out.substr(0, 2000);
+}
+
+// Issue 29 item 1: a DLQ entry is read like a stream entry, never whole. One of 8 MiB (someone
+// XADDed it to the DLQ) is shown as its first bytes and its size, and is never replayed: only
+// those bytes ever left Redis.
+TEST_F(DlqCli, AHugeEntryIsShownCutAndNeverReplayed) {
+  const std::string huge = R"({"kind":"order","pad":")" + std::string(8 << 20, 'x') + "\"}";
+  const std::string id = add(entry(huge));
+  const BinaryRun run = relay({"dlq", "inspect", id});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_NE(run.out.find("event (" + std::to_string(huge.size()) +
+                         " bytes, more than a reader keeps; its first 256 bytes as recorded):\n"
+                         "  {\"kind\":\"order\",\"pad\":\"xxx"),
+            std::string::npos)
+      << run.out.substr(0, 2000);
+  EXPECT_LT(run.out.size(), 4096u);
+  const json object = json::parse(relay({"dlq", "inspect", id, "--json"}).out);
+  EXPECT_EQ(object["cut"]["event"], huge.size());
+  EXPECT_EQ(object["event"].get<std::string>().size(), 256u);
+  const BinaryRun replay = relay({"dlq", "replay", id});
+  EXPECT_EQ(replay.exit_code, 2);
+  EXPECT_NE(replay.err.find("cannot be replayed"), std::string::npos) << replay.err;
+  EXPECT_EQ(recorded("stdin"), "");  // nothing ran
+  EXPECT_EQ(dlqLength(), 1);
+  const BinaryRun listed = relay({"dlq", "ls", "--json"});
+  EXPECT_EQ(listed.exit_code, 0) << listed.err;
+  EXPECT_LT(listed.out.size(), 4096u);
 }
 
 TEST_F(DlqCli, InspectShowsTheExitReasonAndTheOutputTailLineByLineEscaped) {

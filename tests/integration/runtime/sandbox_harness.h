@@ -69,7 +69,7 @@ inline SandboxSettings sandboxTestSettings() {
   settings.image_cache.max_bytes = 1ULL << 30;  // the test images take about 150 MiB
   settings.docker_host = dockerTestSettings().docker_host;
 #if defined(RELAY_TEST_LAUNCHER)
-  settings.launcher = RELAY_TEST_LAUNCHER;
+  settings.launcher = RELAY_TEST_LAUNCHER;  // network: true installs its egress filter with it
 #endif
   return settings;
 }

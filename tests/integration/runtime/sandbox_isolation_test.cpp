@@ -52,9 +52,12 @@ class SandboxIsolation : public ::testing::Test {
 
 TEST_F(SandboxIsolation, RunsAsAnUnprivilegedUserWithNoCapabilities) {
   const Outcome outcome =
-      runScript("id -u; grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status");
+      runScript("id -u; id -g; grep -E '^(CapEff|CapBnd|NoNewPrivs)' /proc/self/status");
   EXPECT_TRUE(outcome.succeeded) << outcome.reason << output();
-  EXPECT_NE(output().find("65534\n"), std::string::npos) << output();
+  // The app's own uid and gid (docs/runtimes.md "Identities"), the same inside and outside.
+  const std::string id = std::to_string(runtime_->identityOf("testapp"));
+  EXPECT_NE(output().find(id + "\n" + id + "\n"), std::string::npos) << output();
+  EXPECT_GT(runtime_->identityOf("testapp"), SandboxIdRange{}.first);
   EXPECT_NE(output().find("CapEff:\t0000000000000000"), std::string::npos) << output();
   EXPECT_NE(output().find("CapBnd:\t0000000000000000"), std::string::npos) << output();
   EXPECT_NE(output().find("NoNewPrivs:\t1"), std::string::npos) << output();
@@ -66,7 +69,9 @@ TEST_F(SandboxIsolation, WithNetworkStillUnprivilegedWithNoNewPrivsAndSeccomp) {
   const Outcome outcome =
       runScript("id -u; grep -E '^(CapEff|CapBnd|NoNewPrivs|Seccomp):' /proc/self/status", &spec);
   EXPECT_TRUE(outcome.succeeded) << outcome.reason << output();
-  EXPECT_NE(output().find("65534\n"), std::string::npos) << output();
+  EXPECT_NE(output().find(std::to_string(runtime_->identityOf("testapp")) + "\n"),
+            std::string::npos)
+      << output();
   EXPECT_NE(output().find("CapEff:\t0000000000000000"), std::string::npos) << output();
   EXPECT_NE(output().find("CapBnd:\t0000000000000000"), std::string::npos) << output();
   EXPECT_NE(output().find("NoNewPrivs:\t1"), std::string::npos) << output();
@@ -373,7 +378,7 @@ TEST(SandboxRuntime, AppDirectoryUnreadableByTheSandboxUserIsUnavailable) {
   spec.handler = "bin/h.sh";
   const Availability availability = runtime->availability(spec);
   EXPECT_FALSE(availability.available);
-  EXPECT_NE(availability.reason.find("not readable by the sandbox user"), std::string::npos)
+  EXPECT_NE(availability.reason.find("not readable by the app's sandbox user"), std::string::npos)
       << availability.reason;
 }
 

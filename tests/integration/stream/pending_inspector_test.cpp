@@ -75,6 +75,24 @@ TEST_F(PendingInspection, ExplainsEachPendingMessageOldestFirst) {
   EXPECT_EQ((*oldest)->entry.id, "1000-0");
 }
 
+// A payload is read only to see that it exists, cut as it streams in (docs/operations.md
+// "Memory"): a huge one is still found, never pulled whole.
+TEST_F(PendingInspection, AHugePayloadIsFoundWithoutBeingReadWhole) {
+  ASSERT_TRUE(
+      redis_->command({"XADD", "events", "4000-0", "event", std::string(8 << 20, 'x')}).ok());
+  ASSERT_TRUE(redis_
+                  ->command({"XREADGROUP", "GROUP", "relay", "worker-a", "COUNT", "10", "STREAMS",
+                             "events", ">"})
+                  .ok());
+  auto found = PendingInspector(keys_).find(*redis_, {"4000-0", "1000-0"}, /*payloads=*/true);
+  ASSERT_TRUE(found.ok()) << found.error().message;
+  ASSERT_EQ(found->size(), 2u);
+  for (const auto& report : *found) {
+    ASSERT_TRUE(report);
+    EXPECT_TRUE(report->payload_exists);
+  }
+}
+
 TEST_F(PendingInspection, FindsMessagesByIdAndSaysWhichAreNotPending) {
   const PendingInspector inspector(keys_);
   auto found = inspector.find(*redis_, {"3000-0", "9000-0"}, /*payloads=*/true);

@@ -48,6 +48,10 @@ TEST(AppLoader, KeepsEveryExplicitValue) {
 image: python:3.11-alpine
 concurrency: 16
 network: true
+egress:
+  - to: 203.0.113.0/24
+    ports: [443, "8000-8080"]
+  - to: 2001:db8::1
 env:
   LOG_LEVEL: debug
   PORT: 8080
@@ -78,6 +82,11 @@ schedules:
   EXPECT_TRUE(app.image_named);
   EXPECT_EQ(app.concurrency, 16);
   EXPECT_TRUE(app.network);
+  ASSERT_EQ(app.egress.size(), 2u);
+  EXPECT_EQ(app.egress[0].to.text(), "203.0.113.0/24");
+  EXPECT_EQ(app.egress[0].ports, (std::vector<runtime::PortRange>{{443, 443}, {8000, 8080}}));
+  EXPECT_EQ(app.egress[1].to.text(), "2001:db8::1/128");
+  EXPECT_TRUE(app.egress[1].ports.empty());
   const std::vector<std::pair<std::string, std::string>> env = {
       {"LOG_LEVEL", "debug"}, {"PORT", "8080"}, {"VERBOSE", "true"}};
   EXPECT_EQ(app.env, env);
@@ -100,7 +109,7 @@ schedules:
   EXPECT_EQ(schedule.retries, 20);
   EXPECT_EQ(schedule.payload_json,
             R"({"kind":"nightly","limit":10,"dry_run":false,"tag":"10","nested":{"a":[1,"x"]}})");
-  EXPECT_EQ(schedule.line, 19);
+  EXPECT_EQ(schedule.line, 23);
 }
 
 TEST(AppLoader, ScheduleDefaultsToUtcAndAnEmptyPayload) {

@@ -75,6 +75,31 @@ TEST_F(TemplateErrors, Yaml11BooleanSpellingIsAString) {
                       "spellings such as yes, no, on, off are strings here)"}));
 }
 
+TEST_F(TemplateErrors, EgressNeedsNetworkAndEntriesItCanEnforce) {
+  EXPECT_EQ(errorsFor("runtime: exec\negress:\n  - to: 10.0.0.0/8\n"),
+            expected({"3:3: egress: egress lists what a network: true handler may reach; "
+                      "without network: true a handler has no network at all"}));
+  EXPECT_EQ(errorsFor("runtime: exec\nnetwork: true\negress: []\n"),
+            expected({"3:9: egress: expected at least one destination (to leave the handler no "
+                      "network, remove network: true)"}));
+  EXPECT_EQ(errorsFor("runtime: exec\nnetwork: true\negress:\n  - to: 10.0.0.1/8\n"),
+            expected({"4:9: egress[0].to: \"10.0.0.1/8\" has bits set past its /8 prefix; "
+                      "write 10.0.0.0/8"}));
+  EXPECT_EQ(errorsFor("runtime: exec\nnetwork: true\negress:\n  - to: db.internal\n"),
+            expected({"4:9: egress[0].to: expected an IPv4 or IPv6 address block such as "
+                      "10.0.0.0/8 or 2001:db8::/32, got \"db.internal\""}));
+  EXPECT_EQ(errorsFor("runtime: exec\nnetwork: true\negress:\n  - to: 10.0.0.0/8\n    ports: "
+                      "[0, \"90-80\", 1.5]\n"),
+            expected({"5:13: egress[0].ports[0]: expected a port (1-65535) or a range such as "
+                      "\"8000-8080\", got \"0\"",
+                      "5:16: egress[0].ports[1]: expected a port (1-65535) or a range such as "
+                      "\"8000-8080\", got \"90-80\"",
+                      "5:25: egress[0].ports[2]: expected a port (1-65535) or a range such as "
+                      "\"8000-8080\", got the number 1.5"}));
+  EXPECT_EQ(errorsFor("runtime: exec\nnetwork: true\negress:\n  - ports: [443]\n"),
+            expected({"4:5: egress[0]: missing required key \"to\""}));
+}
+
 TEST_F(TemplateErrors, ConcurrencyOutOfRange) {
   EXPECT_EQ(errorsFor("runtime: exec\nconcurrency: 0\n"),
             expected({"2:14: concurrency: must be between 1 and 1024, got 0"}));

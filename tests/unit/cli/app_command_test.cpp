@@ -201,5 +201,34 @@ TEST_F(AppCommand, InspectNeedsAName) {
 
 TEST_F(AppCommand, AppNeedsASubcommand) { EXPECT_EQ(run({"app"}).exit_code, 2); }
 
+// docs/operations.md "Logs": template text (an app author's) reaches the terminal escaped,
+// like handler output, in every human form of the commands.
+TEST_F(AppCommand, TemplateTextReachesTheTerminalEscaped) {
+  relay::testing::TempDir hostile;
+  hostile.write("evil/bin/h.sh", "#!/bin/sh\n", 0755);
+  hostile.write("evil/template.yaml",
+                "runtime: exec\nenv: {MODE: \"\\e[2J\\rwiped \\u202Egnp\"}\nevents:\n"
+                "  - handler: bin/h.sh\n    pattern: {table_name: [\"\\e]0;title\\a\"]}\n"
+                "schedules:\n  - name: nightly\n    cron: \"0 3 * * *\"\n    handler: bin/h.sh\n"
+                "    payload: {note: \"\\x9b31m\"}\n");
+  hostile.write("broken/template.yaml", "runtime: exec\n\"\\e[31mcolour\": 1\n");
+  const std::string dir = hostile.path().string();
+  for (const std::vector<std::string>& command :
+       {std::vector<std::string>{"app", "inspect", "evil", "--apps", dir, "--runtime", "process"},
+        std::vector<std::string>{"app", "ls", "--apps", dir, "--runtime", "process"},
+        std::vector<std::string>{"validate", "--apps", dir}}) {
+    const auto result = run(command);
+    for (const std::string& text : {result.out, result.err}) {
+      for (const char* raw : {"\x1b", "\r", "\x07", "\xc2\x9b", "\u202e"}) {
+        EXPECT_EQ(text.find(raw), std::string::npos) << command[0] << " " << command[1] << ":\n"
+                                                     << text;
+      }
+    }
+  }
+  const auto inspected = run({"app", "inspect", "evil", "--apps", dir, "--runtime", "process"});
+  EXPECT_NE(inspected.out.find("MODE=\\x1B[2J\\x0Dwiped \\xE2\\x80\\xAEgnp"), std::string::npos)
+      << inspected.out;
+}
+
 }  // namespace
 }  // namespace relay::cli

@@ -34,6 +34,19 @@ TEST(Printable, EscapesDelAndC1ControlsEvenAsValidUtf8) {
   EXPECT_EQ(printable("nb\xc2\xa0sp"), "nb\xc2\xa0sp");
 }
 
+// A right-to-left override shows "[app/x] ok <U+202E>gnp.exe" reversed on a terminal; a line
+// separator breaks the line in some viewers (docs/operations.md "Logs").
+TEST(Printable, EscapesBidirectionalControlsAndLineSeparators) {
+  EXPECT_EQ(printable("a\u202Eb"), "a\\xE2\\x80\\xAEb");
+  EXPECT_EQ(printable("a\u2028b\u2029c"), "a\\xE2\\x80\\xA8b\\xE2\\x80\\xA9c");
+  for (const char* text : {"\u061C", "\u200E", "\u200F", "\u202A", "\u202B", "\u202C", "\u202D",
+                           "\u2066", "\u2067", "\u2068", "\u2069"}) {
+    EXPECT_EQ(printable(text).rfind("\\x", 0), 0u) << printable(text);
+  }
+  // Their neighbours are ordinary text.
+  EXPECT_EQ(printable("\u2027\u202F\u2065\u206A\u200D"), "\u2027\u202F\u2065\u206A\u200D");
+}
+
 TEST(Printable, KeepsMultibyteTextAndEmoji) { EXPECT_EQ(printable("日本語 😀"), "日本語 😀"); }
 
 }  // namespace

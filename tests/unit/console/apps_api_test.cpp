@@ -13,6 +13,9 @@ class AppsApiTest : public ::testing::Test {
  protected:
   void SetUp() override {
     apps_.write("shop/template.yaml", R"(runtime: exec
+env:
+  API_URL: https://api.example
+  API_TOKEN: hunter2-secret
 events:
   - handler: bin/pay.sh
     pattern: {kind: [order]}
@@ -34,6 +37,17 @@ schedules:
   std::unique_ptr<app::Registry> registry_;
   const WallTime now_ = WallTime(std::chrono::seconds(1'790'000'000));
 };
+
+// Every viewer of the console may read /api/apps: an app's env may hold secrets, so its keys
+// are shown and its values are not (docs/console.md "Security").
+TEST_F(AppsApiTest, EnvValuesAreNotShownOnlyTheirKeys) {
+  const Json json = appsJson(*registry_->snapshot(), now_);
+  const Json& env = json["apps"][1]["detail"]["env"];
+  ASSERT_TRUE(env.contains("API_TOKEN")) << env.dump();
+  EXPECT_TRUE(env["API_TOKEN"].is_null());
+  EXPECT_TRUE(env["API_URL"].is_null());
+  EXPECT_EQ(json.dump().find("hunter2"), std::string::npos);
+}
 
 TEST_F(AppsApiTest, ListsEveryAppWithRulesSchedulesAndWhyNotAvailable) {
   const Json json = appsJson(*registry_->snapshot(), now_);

@@ -74,8 +74,42 @@ TEST(Decoder, IteratesMembersAndElementsInOrder) {
   EXPECT_EQ(event.root().find("z")->size(), 0u);
 }
 
-TEST(Decoder, FindReturnsTheFirstOfDuplicateKeys) {
-  EXPECT_EQ(decoded(R"({"a":1,"a":2})").root().find("a")->number(), 1.0);
+// One reading of JSON (docs/patterns.md "Events"): a repeated key would let the matcher and a
+// handler's JSON library read different values, so it makes the event malformed.
+TEST(Decoder, RejectsARepeatedKey) {
+  EXPECT_EQ(errorOf(R"({"a":1,"a":2})"), R"(duplicate key "a" at byte 7)");
+  EXPECT_EQ(errorOf(R"({"role":"user","amount":1,"role":"admin","amount":1000000000})"),
+            R"(duplicate key "role" at byte 26)");
+}
+
+TEST(Decoder, RejectsAKeyRepeatedAfterUnescaping) {
+  EXPECT_EQ(errorOf(R"({"role":"user","r\u006fle":"admin"})"),
+            R"(duplicate key "role" at byte 15)");
+  EXPECT_EQ(errorOf(R"({"\u0061":1,"a":2})"), R"(duplicate key "a" at byte 12)");
+  EXPECT_EQ(errorOf(R"({"\u00e9":1,"\u00E9":2})"), "duplicate key \"\xC3\xA9\" at byte 12");
+}
+
+TEST(Decoder, RejectsARepeatedKeyAtAnyDepthAndInLargeObjects) {
+  EXPECT_EQ(errorOf(R"({"x":{"b":1,"c":[{"d":1,"d":2}]}})"), R"(duplicate key "d" at byte 24)");
+  std::string large = "{";
+  for (int i = 0; i < 200; ++i)
+    large += "\"k" + std::to_string(i) + "\":" + std::to_string(i) + ",";
+  EXPECT_TRUE(decode(large + "\"k200\":0}").ok());
+  EXPECT_EQ(errorOf(large + "\"k137\":0}"),
+            "duplicate key \"k137\" at byte " + std::to_string(large.size()));
+}
+
+TEST(Decoder, TheSameKeyInDifferentObjectsIsNoRepeat) {
+  const Event event = decoded(R"({"a":{"a":1},"b":[{"a":1},{"a":2}],"ab":0,"":1,"ba":2})");
+  EXPECT_EQ(event.root().find("a")->find("a")->number(), 1.0);
+  EXPECT_TRUE(decode(R"({"a":1,"A":2,"a ":3,"\u0000":4,"\u0000\u0000":5})").ok());
+}
+
+TEST(Decoder, ARepeatedKeyIsQuotedShortInTheMessage) {
+  const std::string key(300, 'k');
+  const std::string message = errorOf("{\"" + key + "\":1,\"" + key + "\":2}");
+  EXPECT_EQ(message.rfind("duplicate key \"" + std::string(64, 'k') + "...\" at byte ", 0), 0u)
+      << message;
 }
 
 TEST(Decoder, UnescapesStringsAndKeys) {
@@ -250,7 +284,8 @@ TEST(Decoder, TakeRawReturnsTheBytes) {
 }
 
 // simdjson (DOM) is an independent validator: both must accept or reject the same documents,
-// except for numbers beyond its range, which Relay accepts by design.
+// except for numbers beyond its range, which Relay accepts by design, and repeated keys, which
+// Relay rejects by design (RejectsARepeatedKey).
 TEST(Decoder, AgreesWithSimdjsonOnValidity) {
   const std::vector<std::string> documents = {R"({})",
                                               R"({"a":1})",

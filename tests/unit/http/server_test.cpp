@@ -15,6 +15,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "common/system_clock.h"
 #include "fakes/fake_clock.h"
@@ -339,19 +340,64 @@ TEST_F(HttpServerTest, AnIdleConnectionIsClosedAtTheDeadlineOfTheInjectedClock) 
   EXPECT_EQ(idle.readAll(), "");  // closed without an answer, well before the 10 s read bound
 }
 
-TEST_F(HttpServerTest, ConnectionsBeyondTheLimitAreClosedAtOnce) {
+TEST_F(HttpServerTest, AtTheLimitTheOldestConnectionStillReadingItsHeadMakesRoom) {
   HttpServerSettings settings;
   settings.max_connections = 2;
   start(settings);
   RawClient first(port());
-  RawClient second(port());
   first.send("GET /metrics HTTP/1.1\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  RawClient second(port());
   second.send("GET /metrics HTTP/1.1\r\n");
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   RawClient third(port());
   third.send("GET /metrics HTTP/1.1\r\n\r\n");
-  EXPECT_EQ(third.readAll(), "");
-  first.send("\r\n");
-  EXPECT_EQ(first.readAll().rfind("HTTP/1.1 200 ", 0), 0u);
+  EXPECT_EQ(third.readAll().rfind("HTTP/1.1 200 ", 0), 0u);
+  EXPECT_EQ(first.readAll(), "");  // the oldest half-sent request gave way
+  second.send("\r\n");
+  EXPECT_EQ(second.readAll().rfind("HTTP/1.1 200 ", 0), 0u);
+}
+
+// docs/operations.md "HTTP endpoints": idle connections cannot keep /healthz unanswered.
+TEST_F(HttpServerTest, AnIdleConnectionFloodDoesNotKeepHealthUnanswered) {
+  start();  // the defaults: 64 connections
+  std::vector<std::unique_ptr<RawClient>> idle;
+  for (int i = 0; i < 200; ++i) idle.push_back(std::make_unique<RawClient>(port()));
+  for (int round = 0; round < 5; ++round) {
+    EXPECT_EQ(exchange("GET /healthz HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200 ", 0), 0u)
+        << "round " << round;
+  }
+}
+
+TEST_F(HttpServerTest, AConnectionMustSendItsHeadWithinTheHeadTimeout) {
+  relay::testing::FakeClock clock;
+  HttpServerSettings settings;
+  settings.head_timeout = seconds(1);
+  settings.request_timeout = seconds(30);
+  settings.max_body_bytes = 16;
+  start(settings, &clock);
+  RawClient silent(port());
+  RawClient slow_body(port());
+  slow_body.send("POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nab");
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  clock.advance(std::chrono::milliseconds(1500));
+  EXPECT_EQ(silent.readAll(), "");  // no head within a second: closed
+  // A head that arrived in time keeps the request's own deadline for its body (then 405).
+  slow_body.send("cde");
+  EXPECT_EQ(slow_body.readAll().rfind("HTTP/1.1 405 ", 0), 0u);
+  server_->stop();  // before `clock` goes
+}
+
+TEST_F(HttpServerTest, HandlersSeeThePeerAddress) {
+  std::string peer;
+  startWith({}, [&peer](HttpServer& server) {
+    server.handle("/who", [&peer](const HttpRequest& request) {
+      peer = request.peer;
+      return HttpReply{200, "ok"};
+    });
+  });
+  EXPECT_EQ(exchange("GET /who HTTP/1.1\r\n\r\n").rfind("HTTP/1.1 200 ", 0), 0u);
+  EXPECT_EQ(peer, "127.0.0.1");
 }
 
 TEST_F(HttpServerTest, StopIsIdempotentAndEndsServing) {

@@ -63,7 +63,7 @@ TEST(IndexDifferential, AgreesWithReferenceWithHashedChildren) {
 }
 
 TEST(IndexDifferential, AgreesWithReferenceBeyondSixtyFourChildren) {
-  // Past 64 children duplicate keys are detected by looking back instead of a bit mask.
+  // Past 64 children the child lookup is the hash table's alone.
   EXPECT_GT(expectIndexAgrees(12, 90, 600, 2000), 2000u);
 }
 

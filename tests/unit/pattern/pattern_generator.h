@@ -145,9 +145,14 @@ class Generator {
   std::string object(int depth) {
     std::string out = "{";
     const std::size_t count = pick(5);
+    std::vector<std::string> used;
     for (std::size_t i = 0; i < count; ++i) {
-      if (i > 0) out += ",";
-      out += "\"" + name() + "\":" + value(depth);  // duplicate keys happen, on purpose
+      const std::string& key = name();
+      // An event repeats no key (event::decode() rejects it): a repeat is left out.
+      if (std::find(used.begin(), used.end(), key) != used.end()) continue;
+      used.push_back(key);
+      if (out.size() > 1) out += ",";
+      out += "\"" + key + "\":" + value(depth);
     }
     return out + "}";
   }

@@ -11,6 +11,8 @@ namespace {
 
 using Argv = std::vector<std::string>;
 
+constexpr uid_t kId = 1879050000;  // an app's sandbox uid
+
 InvocationSpec execSpec() {
   InvocationSpec spec;
   spec.app = "app";
@@ -28,33 +30,34 @@ bool has(const Argv& argv, const std::string& arg) {
 }
 
 TEST(BwrapArgv, LoadsTheSeccompProgramFromTheInheritedDescriptor) {
-  const Argv argv = bwrapArgv({}, {"/usr/bin/bwrap", true, ""}, execSpec());
+  const Argv argv = bwrapArgv({}, {"/usr/bin/bwrap", true, "", ""}, execSpec(), kId);
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
   EXPECT_TRUE(hasSequence(argv, {"--seccomp", std::to_string(kSeccompFd)}));
 }
 
 TEST(BwrapArgv, DisablesUserNamespacesWhereBwrapCan) {
-  EXPECT_TRUE(has(bwrapArgv({}, {"bwrap", true, ""}, execSpec()), "--disable-userns"));
-  EXPECT_FALSE(has(bwrapArgv({}, {"bwrap", false, ""}, execSpec()), "--disable-userns"));
+  EXPECT_TRUE(has(bwrapArgv({}, {"bwrap", true, "", ""}, execSpec(), kId), "--disable-userns"));
+  EXPECT_FALSE(has(bwrapArgv({}, {"bwrap", false, "", ""}, execSpec(), kId), "--disable-userns"));
 }
 
 TEST(BwrapArgv, UnsharesEverythingAndDropsCapabilities) {
-  const Argv argv = bwrapArgv({}, {}, execSpec());
+  const Argv argv = bwrapArgv({}, {}, execSpec(), kId);
   EXPECT_TRUE(has(argv, "--unshare-all"));
   EXPECT_TRUE(hasSequence(argv, {"--cap-drop", "ALL"}));
-  EXPECT_TRUE(hasSequence(argv, {"--uid", "65534", "--gid", "65534"}));
+  // The app's own id inside, as outside (docs/runtimes.md "Identities").
+  EXPECT_TRUE(hasSequence(argv, {"--uid", "1879050000", "--gid", "1879050000"}));
   EXPECT_FALSE(has(argv, "--share-net"));
 }
 
 TEST(BwrapArgv, MountsTheAppReadOnlyAndRunsTheHandlerAfterTheSeparator) {
-  const Argv argv = bwrapArgv({}, {}, execSpec());
+  const Argv argv = bwrapArgv({}, {}, execSpec(), kId);
   EXPECT_TRUE(hasSequence(argv, {"--ro-bind", "/srv/apps/app", "/app", "--remount-ro", "/",
                                  "--chdir", "/app", "--", "/app/bin/run.sh"}));
   EXPECT_EQ(argv.back(), "/app/bin/run.sh");
 }
 
 TEST(BwrapArgv, RemountsTheRootReadOnlyAfterEveryOtherMount) {
-  const Argv argv = bwrapArgv({}, {}, execSpec());
+  const Argv argv = bwrapArgv({}, {}, execSpec(), kId);
   const auto remount = std::find(argv.begin(), argv.end(), "/") - 1;
   ASSERT_EQ(*remount, "--remount-ro");
   for (auto it = remount + 2; *it != "--"; ++it) {
@@ -64,7 +67,7 @@ TEST(BwrapArgv, RemountsTheRootReadOnlyAfterEveryOtherMount) {
 }
 
 TEST(BwrapArgv, NeverExposesRootOrHome) {
-  const Argv argv = bwrapArgv({}, {}, execSpec());
+  const Argv argv = bwrapArgv({}, {}, execSpec(), kId);
   for (const char* path : {"/root", "/home", "/"}) {
     EXPECT_FALSE(hasSequence(argv, {"--ro-bind", path, path})) << path;
     EXPECT_FALSE(hasSequence(argv, {"--bind", path, path})) << path;
@@ -80,7 +83,7 @@ TEST(BwrapArgv, AnImageRootReplacesTheHostsSystemPaths) {
       UniqueFd());
   InvocationSpec spec = execSpec();
   spec.network = true;
-  const Argv argv = bwrapArgv({}, {}, spec, {}, {"/app/bin/run.sh"}, &root);
+  const Argv argv = bwrapArgv({}, {}, spec, kId, {}, {"/app/bin/run.sh"}, &root);
   EXPECT_TRUE(hasSequence(argv, {"--symlink", "usr/bin", "/bin"}));
   EXPECT_TRUE(hasSequence(argv, {"--ro-bind", "/cache/aaaa/rootfs/usr", "/usr"}));
   EXPECT_TRUE(hasSequence(argv, {"--ro-bind", "/cache/aaaa/rootfs/etc", "/etc"}));
@@ -98,7 +101,8 @@ TEST(BwrapArgv, AnImageRootReplacesTheHostsSystemPaths) {
 }
 
 TEST(SandboxArgv, WithoutNetworkIsBwrapAlone) {
-  const Argv argv = sandboxArgv({}, {"/usr/bin/bwrap", true, "/usr/bin/pasta"}, execSpec());
+  const Argv argv = sandboxArgv(
+      {}, {"/usr/bin/bwrap", true, "/usr/bin/pasta", "/opt/relay-launcher"}, execSpec(), kId);
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
   EXPECT_FALSE(has(argv, "/usr/bin/pasta"));
 }
@@ -106,13 +110,18 @@ TEST(SandboxArgv, WithoutNetworkIsBwrapAlone) {
 TEST(SandboxArgv, NetworkRunsBwrapUnderPastaWithNothingForwardedToTheHost) {
   InvocationSpec spec = execSpec();
   spec.network = true;
-  const Argv argv = sandboxArgv({}, {"/usr/bin/bwrap", true, "/usr/bin/pasta"}, spec);
+  EgressPolicy egress;
+  egress.denied = linkLocalBlocks();
+  const Argv argv = sandboxArgv(
+      {}, {"/usr/bin/bwrap", true, "/usr/bin/pasta", "/opt/relay-launcher"}, spec, kId, egress);
   EXPECT_EQ(argv.front(), "/usr/bin/pasta");
   for (const char* option : {"--tcp-ports", "--udp-ports", "--tcp-ns", "--udp-ns"}) {
     EXPECT_TRUE(hasSequence(argv, {option, "none"})) << option;
   }
   EXPECT_TRUE(has(argv, "--no-map-gw"));
-  EXPECT_TRUE(hasSequence(argv, {"--", "/usr/bin/bwrap"}));
+  // relay-launcher installs the egress filter in pasta's namespace, then execs bwrap.
+  EXPECT_TRUE(hasSequence(argv, {"--", "/opt/relay-launcher", "--egress",
+                                 "deny 169.254.0.0/16;deny fe80::/10", "/usr/bin/bwrap"}));
   EXPECT_TRUE(has(argv, "--share-net"));  // bwrap keeps pasta's namespace
   EXPECT_EQ(argv.back(), "/app/bin/run.sh");
 }

@@ -1,10 +1,14 @@
 #include "runtime/sandbox/cgroup.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+
 #include <gtest/gtest.h>
 
 #include <fstream>
 #include <sstream>
 
+#include "common/unique_fd.h"
 #include "fakes/fake_clock.h"
 #include "fakes/temp_dir.h"
 
@@ -133,7 +137,7 @@ TEST(CgroupManager, CgroupsOfAnEarlierProcessWithOurPidAreReapedOursAreNot) {
   const fs::path ours_dir = fs::path((*ours)->procsFiles()[0]).parent_path();
   const std::string pid = std::to_string(::getpid());
   ASSERT_EQ(ours_dir.filename().string().rfind("inv-" + pid + "-", 0), 0u) << ours_dir;
-  // The same pid, another start time: what an earlier incarnation left, by name.
+  // The same pid, another start time: what an earlier incarnation left, held by no one.
   const fs::path earlier = layout.unified / ("inv-" + pid + "-1-0");
   fs::create_directories(earlier);
   auto second = CgroupManager::create(layout, clock);
@@ -145,6 +149,59 @@ TEST(CgroupManager, CgroupsOfAnEarlierProcessWithOurPidAreReapedOursAreNot) {
   auto other = (*second)->createInvocation(Resources{});
   ASSERT_TRUE(other.ok()) << other.error().message;
   EXPECT_NE(fs::path((*other)->procsFiles()[0]).parent_path(), ours_dir);
+}
+
+// Ownership is a lock each live Relay holds on its cgroups, valid across pid namespaces: a
+// pid means nothing to a Relay in another pid namespace (docs/runtimes.md "sandbox").
+TEST(CgroupManager, ACgroupAnotherLiveRelayHoldsIsKeptWhateverItsPidSays) {
+  testing::TempDir dir;
+  testing::FakeClock clock;
+  const CgroupLayout layout = v2Layout(dir);
+  // A Relay in another pid namespace: its pid does not exist here, but it holds the lock.
+  const fs::path theirs = layout.unified / "inv-2147483000-42-0";
+  fs::create_directories(theirs);
+  const UniqueFd held(::open(theirs.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  ASSERT_TRUE(held.valid());
+  ASSERT_EQ(::flock(held.get(), LOCK_EX | LOCK_NB), 0);
+  auto manager = CgroupManager::create(layout, clock);
+  ASSERT_TRUE(manager.ok()) << manager.error().message;
+  EXPECT_EQ((*manager)->reapedAtStart(), 0);
+  EXPECT_TRUE(fs::exists(theirs));
+}
+
+TEST(CgroupManager, ACgroupNobodyHoldsIsReapedEvenWhenItsPidIsAlive) {
+  testing::TempDir dir;
+  testing::FakeClock clock;
+  const CgroupLayout layout = v2Layout(dir);
+  // Named after a live pid (this namespace's init), left by a Relay that is gone: in another
+  // pid namespace that number is some unrelated process.
+  const fs::path left = layout.unified / "inv-1-42-0";
+  fs::create_directories(left);
+  auto manager = CgroupManager::create(layout, clock);
+  ASSERT_TRUE(manager.ok()) << manager.error().message;
+  EXPECT_EQ((*manager)->reapedAtStart(), 1);
+  EXPECT_FALSE(fs::exists(left));
+}
+
+TEST(CgroupManager, EveryCgroupIsHeldWhileItsOwnerLives) {
+  testing::TempDir dir;
+  testing::FakeClock clock;
+  const CgroupLayout layout = v2Layout(dir);
+  auto manager = CgroupManager::create(layout, clock);
+  ASSERT_TRUE(manager.ok());
+  auto cgroup = (*manager)->createInvocation(Resources{});
+  ASSERT_TRUE(cgroup.ok()) << cgroup.error().message;
+  (*manager)->prepare(Resources{});
+  std::size_t held = 0;
+  for (const auto& entry : fs::directory_iterator(layout.unified)) {
+    if (entry.path().filename().string().rfind("inv-", 0) != 0) continue;
+    const UniqueFd probe(::open(entry.path().c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    ASSERT_TRUE(probe.valid());
+    EXPECT_EQ(::flock(probe.get(), LOCK_EX | LOCK_NB), -1) << entry.path();
+    EXPECT_EQ(errno, EWOULDBLOCK);
+    ++held;
+  }
+  EXPECT_EQ(held, 2u);  // the one in use and the prepared one
 }
 
 TEST(CgroupManager, APreparedCgroupServesOneInvocationWithTheSameLimitsThenIsGone) {

@@ -69,23 +69,25 @@ TEST(HandlerCommand, InterpretersGetTheBootstrapHandlerAndRoot) {
   EXPECT_EQ(node[4], "/srv/app");
 }
 
-TEST(WarmEnvironment, HoldsNothingOfAnInvocationAndTheAppsEnvOnlyForInterpreters) {
+TEST(WarmEnvironment, HoldsNothingOfAnInvocationAndTheAppsEnvOnlyWhenAskedForInterpreters) {
   InvocationSpec exec = spec(Language::kExec, "bin/h");
   exec.app_env = {{"SECRET", "s"}};
   exec.message_id = "1-1";
   InvocationSpec python = exec;
   python.language = Language::kPython3;
   for (const InvocationSpec& warm : {exec, python}) {
-    for (const std::string& var : warmEnvironment(warm)) {
+    for (const std::string& var : warmEnvironment(warm, /*app_env=*/true)) {
       EXPECT_NE(var.rfind("RELAY_", 0), 0u) << var;
     }
   }
   const auto has = [](const std::vector<std::string>& env, const std::string& var) {
     return std::find(env.begin(), env.end(), var) != env.end();
   };
-  EXPECT_FALSE(has(warmEnvironment(exec), "SECRET=s"));
-  EXPECT_TRUE(has(warmEnvironment(python), "SECRET=s"));
-  EXPECT_TRUE(has(warmEnvironment(exec), "PATH=/usr/local/bin:/usr/bin:/bin"));
+  EXPECT_FALSE(has(warmEnvironment(exec, /*app_env=*/true), "SECRET=s"));
+  // A prewarmed interpreter runs no app code before its hand-over: no app env at start.
+  EXPECT_FALSE(has(warmEnvironment(python, /*app_env=*/false), "SECRET=s"));
+  EXPECT_TRUE(has(warmEnvironment(python, /*app_env=*/true), "SECRET=s"));
+  EXPECT_TRUE(has(warmEnvironment(exec, /*app_env=*/false), "PATH=/usr/local/bin:/usr/bin:/bin"));
 }
 
 TEST(HandoverInput, IsTheColdStartsCommandAndEnvironmentThenTheEvent) {
@@ -101,6 +103,42 @@ TEST(HandoverInput, IsTheColdStartsCommandAndEnvironmentThenTheEvent) {
   EXPECT_EQ(handover->argv, handlerCommand(invocation, "/app"));
   EXPECT_EQ(handover->env, handlerEnvironmentStrings(invocation));
   EXPECT_EQ(input.substr(newline + 1 + header->bytes), R"({"a":1})");
+}
+
+// A prewarmed interpreter starts without the app's env (no app code before the hand-over), so
+// an app whose env only takes effect at start-up starts cold instead.
+TEST(Prewarmable, AppsWhoseEnvAnInterpreterReadsOnlyAtStartStartCold) {
+  InvocationSpec spec;
+  spec.language = Language::kPython3;
+  spec.app_env = {{"LOG_LEVEL", "debug"}, {"PYTHONPATH", "/app/vendor"}};
+  EXPECT_TRUE(prewarmable(spec));
+  for (const char* key : {"PYTHONSTARTUP", "PYTHONWARNINGS", "PYTHONHOME", "LD_PRELOAD", "LANG",
+                          "LC_ALL", "TZ", "GCONV_PATH", "MALLOC_ARENA_MAX"}) {
+    spec.app_env = {{key, "x"}};
+    EXPECT_FALSE(prewarmable(spec)) << key;
+  }
+  spec.language = Language::kNode;
+  for (const char* key : {"NODE_OPTIONS", "NODE_PATH", "UV_THREADPOOL_SIZE", "LD_LIBRARY_PATH"}) {
+    spec.app_env = {{key, "x"}};
+    EXPECT_FALSE(prewarmable(spec)) << key;
+  }
+  spec.app_env = {{"PYTHONPATH", "/x"}, {"API_URL", "https://example.com"}};
+  EXPECT_TRUE(prewarmable(spec));
+  // exec handlers are started by relay-launcher with the handed env, whatever it holds.
+  spec.language = Language::kExec;
+  spec.app_env = {{"LD_PRELOAD", "/app/x.so"}, {"NODE_OPTIONS", "--require /app/x.js"}};
+  EXPECT_TRUE(prewarmable(spec));
+}
+
+TEST(WarmBootstrap, PythonTakesTheWorkingDirectoryOffTheImportPathUntilTheHandOver) {
+  const std::vector<std::string> warm = warmHandlerCommand(Language::kPython3, "");
+  ASSERT_EQ(warm.size(), 3u);
+  const std::string& code = warm[2];
+  const std::size_t removed = code.find("del sys.path[0]");
+  const std::size_t first_import = code.find("import asyncio");
+  ASSERT_NE(removed, std::string::npos);
+  EXPECT_LT(removed, first_import);
+  EXPECT_NE(code.find("os.environ.get(\"PYTHONPATH\""), std::string::npos);
 }
 
 }  // namespace

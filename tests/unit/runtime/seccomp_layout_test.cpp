@@ -12,6 +12,7 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -91,19 +92,12 @@ TEST(SeccompLayout, TreeAndLinearDecideEveryCallOfEveryAbiAlike) {
   ASSERT_TRUE(tree.ok() && linear.ok());
   constexpr std::uint32_t kArches[] = {AUDIT_ARCH_X86_64, AUDIT_ARCH_I386, AUDIT_ARCH_AARCH64,
                                        AUDIT_ARCH_ARM, AUDIT_ARCH_RISCV64};
-  constexpr std::uint64_t kFirstArguments[] = {0,
-                                               CLONE_NEWUSER,
-                                               CLONE_NEWNS | CLONE_FILES,
-                                               CLONE_NEWNET,
-                                               CLONE_NEWPID,
-                                               CLONE_NEWUTS,
-                                               CLONE_NEWIPC,
-                                               CLONE_NEWCGROUP,
-                                               CLONE_NEWTIME,
-                                               CLONE_FILES,
-                                               CLONE_VM | CLONE_THREAD | CLONE_SIGHAND | SIGCHLD,
-                                               0xffff'ffff'0000'0000ULL,
-                                               ~0ULL};
+  constexpr std::uint64_t kFirstArguments[] = {
+      0, CLONE_NEWUSER, CLONE_NEWNS | CLONE_FILES, CLONE_NEWNET, CLONE_NEWPID, CLONE_NEWUTS,
+      CLONE_NEWIPC, CLONE_NEWCGROUP, CLONE_NEWTIME, CLONE_FILES,
+      CLONE_VM | CLONE_THREAD | CLONE_SIGHAND | SIGCHLD, 0xffff'ffff'0000'0000ULL, ~0ULL,
+      // socket families: allowed and denied ones
+      1, 2, 10, 16, 17, 38, 40, 0x1'0000'0002ULL};
   int allowed = 0, denied = 0, killed = 0;
   for (const std::uint32_t arch : kArches) {
     for (const int x32 : {0, 0x4000'0000}) {
@@ -141,8 +135,57 @@ TEST(SeccompLayout, TreeDeniesEachListedNativeCallWithItsErrno) {
     const auto with_user = run(tree->program(), callData(native, nr, CLONE_NEWUSER));
     ASSERT_TRUE(plain && with_user);
     const std::uint32_t refused = SECCOMP_RET_ERRNO | static_cast<std::uint32_t>(rule.error);
-    EXPECT_EQ(*plain, rule.only_with_namespace_flag ? SECCOMP_RET_ALLOW : refused) << rule.syscall;
+    EXPECT_EQ(*plain,
+              rule.condition == SeccompCondition::kNamespaceFlag ? SECCOMP_RET_ALLOW : refused)
+        << rule.syscall;
     EXPECT_EQ(*with_user, refused) << rule.syscall;
+  }
+}
+
+// socket() is filtered on its family on every ABI that has it as a call of its own, and the
+// x86 socketcall multiplexer, whose arguments sit in memory a filter cannot read, is denied
+// whole (docs/runtimes.md "seccomp filter").
+TEST(SeccompLayout, SocketFamiliesAreFilteredOnEveryAbi) {
+  for (const SeccompLayout layout : {SeccompLayout::kBinaryTree, SeccompLayout::kLinear}) {
+    auto filter = SeccompFilter::build(layout);
+    ASSERT_TRUE(filter.ok()) << filter.error().message;
+    // The kernel's call numbers (libseccomp names i386's socket by a pseudo number, as it
+    // can also be reached through socketcall); -1: the ABI has no socketcall.
+    struct Abi {
+      std::uint32_t audit;
+      int socket;
+      int socketcall;
+    };
+    std::vector<Abi> abis;
+    if (seccomp_arch_native() == SCMP_ARCH_X86_64) {
+      abis = {{AUDIT_ARCH_X86_64, 41, -1}, {AUDIT_ARCH_I386, 359, 102}};
+    } else if (seccomp_arch_native() == SCMP_ARCH_AARCH64) {
+      abis = {{AUDIT_ARCH_AARCH64, 198, -1}, {AUDIT_ARCH_ARM, 281, -1}};
+    }
+    ASSERT_FALSE(abis.empty());
+    const std::uint32_t no_family = SECCOMP_RET_ERRNO | EAFNOSUPPORT;
+    for (const Abi& abi : abis) {
+      const int socket = abi.socket;
+      for (const std::uint64_t allowed : {1, 2, 10, 16}) {
+        EXPECT_EQ(run(filter->program(), callData(abi.audit, socket, allowed)), SECCOMP_RET_ALLOW)
+            << std::hex << abi.audit << " family " << std::dec << allowed;
+      }
+      const bool wide = abi.audit == AUDIT_ARCH_X86_64 || abi.audit == AUDIT_ARCH_AARCH64;
+      for (const std::uint64_t denied :
+           {0ULL, 3ULL, 15ULL, 17ULL, 38ULL, 40ULL, 44ULL, 46ULL, 0x1'0000'0002ULL, ~0ULL}) {
+        // A 32-bit ABI's arguments have no upper half.
+        if (!wide && denied > 0xffff'ffffULL) continue;
+        EXPECT_EQ(run(filter->program(), callData(abi.audit, socket, denied)), no_family)
+            << std::hex << abi.audit << " family " << denied;
+      }
+      const int socketcall = abi.socketcall;
+      if (socketcall < 0) continue;
+      for (const std::uint64_t call : {0ULL, 1ULL, 3ULL, 8ULL, 20ULL}) {
+        EXPECT_EQ(run(filter->program(), callData(abi.audit, socketcall, call)),
+                  SECCOMP_RET_ERRNO | ENOSYS)
+            << std::hex << abi.audit << " socketcall " << std::dec << call;
+      }
+    }
   }
 }
 

@@ -151,7 +151,9 @@ export async function renderDeadLetters(main, params) {
       } }, 'Delete'));
       detail.append(actions);
     }
-    detail.append(h('h3', null, 'Event'), h('pre', { class: 'event', id: 'event-text' }, entry.event_pretty ?? entry.event));
+    detail.append(h('h3', null, 'Event'));
+    if (entry.event_error) detail.append(h('p', { class: 'muted', id: 'event-error' }, `Not an event, shown as recorded: ${entry.event_error}`));
+    detail.append(h('pre', { class: 'event', id: 'event-text' }, entry.event_pretty ?? entry.event));
     detail.append(h('h3', null, 'Attempts'));
     detail.append(entry.attempts_history.length
       ? table(['#', 'Worker', 'Started', 'Outcome', 'Duration'], entry.attempts_history.map((attempt) => h('tr', null,

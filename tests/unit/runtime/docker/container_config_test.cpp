@@ -57,12 +57,14 @@ TEST(ContainerConfig, NetworkEnabledUsesTheDaemonDefault) {
   EXPECT_EQ(bodyOf(spec)["HostConfig"]["NetworkMode"], "default");
 }
 
-TEST(ContainerConfig, RunsTheHandlerAsNobodyInAppWithStdinAttached) {
-  const json body = bodyOf(execSpec());
+TEST(ContainerConfig, RunsTheHandlerAsTheAppsUserInAppWithStdinAttached) {
+  ContainerOptions options;
+  options.user = 1879048200;
+  const json body = bodyOf(execSpec(), options);
   EXPECT_EQ(body["Cmd"], json::array({"/app/bin/on-insert.sh"}));
   EXPECT_EQ(body["Entrypoint"], json::array({""}));
   EXPECT_EQ(body["WorkingDir"], "/app");
-  EXPECT_EQ(body["User"], "65534:65534");
+  EXPECT_EQ(body["User"], "1879048200:1879048200");
   EXPECT_EQ(body["Image"], "debian:12-slim");
   for (const char* flag : {"AttachStdin", "AttachStdout", "AttachStderr", "OpenStdin", "StdinOnce"})
     EXPECT_EQ(body[flag], true) << flag;
