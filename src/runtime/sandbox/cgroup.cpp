@@ -106,6 +106,14 @@ UniqueFd lockDirectory(const fs::path& dir) {
   return fd;
 }
 
+// Whether `fd` is still the directory at `dir` (not one removed meanwhile).
+bool stillNamed(const UniqueFd& fd, const fs::path& dir) {
+  struct stat opened {};
+  struct stat named {};
+  return ::fstat(fd.get(), &opened) == 0 && ::stat(dir.c_str(), &named) == 0 &&
+         opened.st_dev == named.st_dev && opened.st_ino == named.st_ino;
+}
+
 // The parent pid from /proc/<pid>/stat (after the parenthesised command name), or -1.
 pid_t parentOf(pid_t pid) {
   pid_t parent = -1;
@@ -292,13 +300,19 @@ Result<std::unique_ptr<InvocationCgroup>> CgroupManager::make(const Resources& r
       return Error::unavailable("cannot create cgroup " + dirs[0].string() + ": " +
                                 std::strerror(errno));
     }
-    cgroup.reset(new InvocationCgroup(layout_.version, dirs, clock_));
-    // Locked before anything else is made: a Relay starting now leaves it alone.
-    cgroup->lock_fd_ = lockDirectory(dirs[0]);
-    if (!cgroup->lock_fd_.valid()) {
+    // Locked before anything else is made: a Relay starting now leaves it alone. One starting
+    // a moment ago may have judged it unowned between the mkdir and the lock and be removing
+    // it (holding its lock meanwhile, or done already): then another name is tried.
+    UniqueFd lock = lockDirectory(dirs[0]);
+    if (!lock.valid() || !stillNamed(lock, dirs[0])) {
+      const int error = errno;
+      ::rmdir(dirs[0].c_str());  // empty; whichever of us removes it first
+      if (tries < 16) continue;
       return Error::unavailable("cannot lock cgroup " + dirs[0].string() + ": " +
-                                std::strerror(errno));
+                                std::strerror(error));
     }
+    cgroup.reset(new InvocationCgroup(layout_.version, dirs, clock_));
+    cgroup->lock_fd_ = std::move(lock);
   }
   const std::vector<fs::path>& dirs = cgroup->dirs_;
   for (std::size_t i = 1; i < dirs.size(); ++i) {

@@ -292,7 +292,9 @@ TEST_F(SandboxIsolation, StaleCgroupsOfACrashedRelayAreReapedAtStart) {
   }
   std::ofstream(stale / "cgroup.procs") << sleeper;
   auto fresh = SandboxRuntime::create(clock_, sandboxTestSettings());
-  EXPECT_EQ(fresh->cgroups()->reapedAtStart(), 1);
+  // At least this one: a test running beside it may lose a cgroup it had just made and not yet
+  // locked to this reaper (it then makes another: CgroupManager::make).
+  EXPECT_GE(fresh->cgroups()->reapedAtStart(), 1);
   EXPECT_FALSE(std::filesystem::exists(stale));
   int status = 0;
   ASSERT_EQ(::waitpid(sleeper, &status, 0), sleeper);
