@@ -68,12 +68,15 @@ std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const Sandbo
 }
 
 std::vector<std::string> networkPrefix(const SandboxTools& tools) {
-  return {tools.pasta, "--quiet", "--foreground", "--config-net",
-          // No inbound forwarding (-t/-u) and, above all, none from the namespace's loopback to
-          // the host's (-T/-U): the host's loopback services stay out of reach.
-          "--tcp-ports", "none", "--udp-ports", "none", "--tcp-ns", "none", "--udp-ns", "none",
-          // The gateway address would otherwise lead to the host's loopback.
-          "--no-map-gw", "--"};
+  std::vector<std::string> argv = {
+      tools.pasta, "--quiet", "--foreground", "--config-net",
+      // No inbound forwarding (-t/-u) and, above all, none from the namespace's loopback to
+      // the host's (-T/-U): the host's loopback services stay out of reach.
+      "--tcp-ports", "none", "--udp-ports", "none", "--tcp-ns", "none", "--udp-ns", "none",
+      // The gateway address would otherwise lead to the host's loopback.
+      "--no-map-gw", "--"};
+  if (!tools.unshare.empty()) argv.insert(argv.end(), {tools.unshare, "--mount-proc", "--"});
+  return argv;
 }
 
 std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,

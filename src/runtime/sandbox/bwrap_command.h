@@ -13,6 +13,9 @@ struct SandboxTools {
   std::string bwrap = "bwrap";        // absolute path once found
   bool bwrap_disable_userns = false;  // bwrap 0.8+: --disable-userns
   std::string pasta;                  // passt's pasta; empty: `network: true` cannot run
+  /// util-linux's unshare: between pasta and bwrap it mounts a /proc of pasta's pid namespace
+  /// (networkPrefix); empty: bwrap runs right under pasta.
+  std::string unshare;
 };
 
 /// Descriptor number at which bwrap finds the seccomp program (LaunchOptions::inherited_fds).
@@ -39,6 +42,11 @@ std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const Sandbo
 /// namespace of its own whose traffic it forwards through sockets on the host, so a
 /// `network: true` handler reaches the outside world but never the host's network namespace:
 /// no port forwarding either way, no mapping of the gateway address to the host's loopback.
+/// pasta also starts its command in a new pid namespace but leaves /proc as it was, where bwrap
+/// looks up its child's namespaces by that pid: in a container's /proc that pid is missing and
+/// bwrap fails ("open /proc/2/ns"), on a host it names another process. So `unshare
+/// --mount-proc` (tools.unshare) comes between them: a mount namespace of pasta's with a /proc
+/// of pasta's pid namespace.
 std::vector<std::string> networkPrefix(const SandboxTools& tools);
 
 /// The complete argv of one sandboxed invocation: bwrapArgv, under networkPrefix when

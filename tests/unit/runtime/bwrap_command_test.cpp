@@ -28,14 +28,14 @@ bool has(const Argv& argv, const std::string& arg) {
 }
 
 TEST(BwrapArgv, LoadsTheSeccompProgramFromTheInheritedDescriptor) {
-  const Argv argv = bwrapArgv({}, {"/usr/bin/bwrap", true, ""}, execSpec());
+  const Argv argv = bwrapArgv({}, {"/usr/bin/bwrap", true, "", ""}, execSpec());
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
   EXPECT_TRUE(hasSequence(argv, {"--seccomp", std::to_string(kSeccompFd)}));
 }
 
 TEST(BwrapArgv, DisablesUserNamespacesWhereBwrapCan) {
-  EXPECT_TRUE(has(bwrapArgv({}, {"bwrap", true, ""}, execSpec()), "--disable-userns"));
-  EXPECT_FALSE(has(bwrapArgv({}, {"bwrap", false, ""}, execSpec()), "--disable-userns"));
+  EXPECT_TRUE(has(bwrapArgv({}, {"bwrap", true, "", ""}, execSpec()), "--disable-userns"));
+  EXPECT_FALSE(has(bwrapArgv({}, {"bwrap", false, "", ""}, execSpec()), "--disable-userns"));
 }
 
 TEST(BwrapArgv, UnsharesEverythingAndDropsCapabilities) {
@@ -72,7 +72,7 @@ TEST(BwrapArgv, NeverExposesRootOrHome) {
 }
 
 TEST(SandboxArgv, WithoutNetworkIsBwrapAlone) {
-  const Argv argv = sandboxArgv({}, {"/usr/bin/bwrap", true, "/usr/bin/pasta"}, execSpec());
+  const Argv argv = sandboxArgv({}, {"/usr/bin/bwrap", true, "/usr/bin/pasta", ""}, execSpec());
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
   EXPECT_FALSE(has(argv, "/usr/bin/pasta"));
 }
@@ -80,7 +80,7 @@ TEST(SandboxArgv, WithoutNetworkIsBwrapAlone) {
 TEST(SandboxArgv, NetworkRunsBwrapUnderPastaWithNothingForwardedToTheHost) {
   InvocationSpec spec = execSpec();
   spec.network = true;
-  const Argv argv = sandboxArgv({}, {"/usr/bin/bwrap", true, "/usr/bin/pasta"}, spec);
+  const Argv argv = sandboxArgv({}, {"/usr/bin/bwrap", true, "/usr/bin/pasta", ""}, spec);
   EXPECT_EQ(argv.front(), "/usr/bin/pasta");
   for (const char* option : {"--tcp-ports", "--udp-ports", "--tcp-ns", "--udp-ns"}) {
     EXPECT_TRUE(hasSequence(argv, {option, "none"})) << option;
@@ -89,6 +89,16 @@ TEST(SandboxArgv, NetworkRunsBwrapUnderPastaWithNothingForwardedToTheHost) {
   EXPECT_TRUE(hasSequence(argv, {"--", "/usr/bin/bwrap"}));
   EXPECT_TRUE(has(argv, "--share-net"));  // bwrap keeps pasta's namespace
   EXPECT_EQ(argv.back(), "/app/bin/run.sh");
+}
+
+TEST(SandboxArgv, NetworkMountsAProcOfPastasPidNamespaceForBwrap) {
+  InvocationSpec spec = execSpec();
+  spec.network = true;
+  const Argv argv =
+      sandboxArgv({}, {"/usr/bin/bwrap", true, "/usr/bin/pasta", "/usr/bin/unshare"}, spec);
+  EXPECT_EQ(argv.front(), "/usr/bin/pasta");
+  EXPECT_TRUE(
+      hasSequence(argv, {"--", "/usr/bin/unshare", "--mount-proc", "--", "/usr/bin/bwrap"}));
 }
 
 }  // namespace
