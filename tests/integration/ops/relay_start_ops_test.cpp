@@ -136,7 +136,9 @@ TEST_F(RelayStartOps, MetricsReflectAScriptedRun) {
   const std::vector<std::string> redis_env = {"REDIS_URI=" + server().uri()};
   const BinaryRun stats = runRelay({"stats", "--json"}, redis_env);
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
-  const auto rows = nlohmann::json::parse(stats.out);
+  const auto stats_json = nlohmann::json::parse(stats.out);
+  EXPECT_EQ(stats_json["ready_backlog"]["ready"], 0) << stats.out;  // everything ran
+  const auto rows = stats_json["handlers"];
   ASSERT_EQ(rows.size(), 3u) << stats.out;  // -/-, shop/bin/fail.sh, shop/bin/ok.sh
   EXPECT_EQ(rows[0]["dlq"], 1);
   EXPECT_EQ(rows[1]["failed"], 1);
