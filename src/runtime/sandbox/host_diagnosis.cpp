@@ -223,6 +223,12 @@ std::string fixForSandboxFailure(const std::string& message, const HostFacts& fa
     return facts.under_systemd && !facts.in_container ? kProcFixSystemd : kProcFixContainer;
   }
   if (has("tun")) return facts.in_container ? kTunFixContainer : "chmod 0666 /dev/net/tun";
+  if (has("set hostname")) {
+    return facts.under_systemd && !facts.in_container
+               ? "remove ProtectHostname= from the unit: its seccomp filter denies sethostname, "
+                 "which bwrap makes in the sandbox's own UTS namespace"
+               : mountFix(facts);
+  }
   if (has("mount") || has("pivot_root")) return mountFix(facts);
   return {};
 }
