@@ -82,3 +82,17 @@ relay_base_image() {
   fi
   printf '%s\n' "$tag"
 }
+
+# Prints relay-redis:<hash>: the same root file system with Debian's redis-server, for the
+# compose test where no registry's redis image can be pulled (built once per hash).
+relay_redis_image() {
+  local tag base
+  tag="relay-redis:$(relay_rootfs_hash)"
+  if ! _docker image inspect "$tag" >/dev/null 2>&1; then
+    base=$(relay_base_image) || return 1
+    log "building $tag (redis-server from apt on the offline root file system)"
+    printf 'FROM %s\nRUN apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends redis-server && rm -rf /var/lib/apt/lists/* && mkdir -p /data\nCMD ["redis-server"]\n' "$base" |
+      DOCKER_BUILDKIT=1 _docker build --network host --quiet -t "$tag" - >/dev/null || return 1
+  fi
+  printf '%s\n' "$tag"
+}
