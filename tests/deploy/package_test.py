@@ -72,7 +72,14 @@ def main():
                  "for i in $(seq 300); do kill -0 $(cat /tmp/relay.pid) 2>/dev/null || break; sleep 0.1; done")
         check("relay stopped" in log(), "relay stops on SIGTERM")
 
-        box.exec("sh", "-c", "DEBIAN_FRONTEND=noninteractive apt-get purge -y -q relay && "
+        # The tracing module, from its own package: relay loads it when OTEL_* turn tracing on.
+        box.exec("sh", "-c", "DEBIAN_FRONTEND=noninteractive apt-get install -y -q "
+                 "--no-install-recommends /pkg/relay-otel_*.deb", timeout=900)
+        traced = box.exec("sh", "-c", f"REDIS_URI=127.0.0.1:{redis.port} RELAY_APPS=/var/lib/relay/apps "
+                          "RELAY_HTTP_ADDR=127.0.0.1:0 OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:9 "
+                          "timeout -s TERM 5 relay start 2>&1; true", timeout=60).stdout
+        check("tracing on" in traced, "relay-otel installed: relay start loads the tracing module")
+        box.exec("sh", "-c", "DEBIAN_FRONTEND=noninteractive apt-get purge -y -q relay-otel relay && "
                  "DEBIAN_FRONTEND=noninteractive apt-get autoremove -y -q --purge", timeout=900)
         after = box.exec("sh", "-c", SNAPSHOT).stdout.splitlines()
         added = sorted(set(after) - set(before))
