@@ -14,11 +14,10 @@ and stop times (docker stop of an idle worker), which docs/deployment.md quotes.
 """
 import json
 import os
-import tempfile
 import time
 
 from deploylib import (IMAGE, Container, RedisServer, check, docker, finish, run_options,
-                       wait_for, without, write_app)
+                       temp_dir, wait_for, without, write_app)
 
 HANDLER = "#!/bin/sh\necho ok\n"
 
@@ -45,11 +44,11 @@ def expect_fail(checks, name, fix_has, what):
 
 def main():
     documented = run_options()
-    apps = tempfile.mkdtemp(prefix="relay-container-apps.")
+    apps = temp_dir("relay-container-apps.")
     os.chmod(apps, 0o755)
     write_app(apps, "hello", "runtime: exec\nevents:\n  - handler: bin/h.sh\n    pattern: {kind: [hi]}\n",
               {"bin/h.sh": (HANDLER, 0o755)})
-    net_apps = tempfile.mkdtemp(prefix="relay-container-netapps.")
+    net_apps = temp_dir("relay-container-netapps.")
     os.chmod(net_apps, 0o755)
     write_app(net_apps, "web", "runtime: exec\nnetwork: true\nevents:\n  - handler: bin/h.sh\n"
               "    pattern: {kind: [hi]}\n", {"bin/h.sh": (HANDLER, 0o755)})

@@ -4,6 +4,7 @@ redis-server on a free loopback port, docker runs with the documented options, p
 Each test is a script that exits 0 when every check passed; ctest runs them with
 RELAY_SOURCE_DIR, RELAY_BUILD_DIR and RELAY_IMAGE (the image scripts/image built) set.
 """
+import atexit
 import os
 import pathlib
 import shutil
@@ -74,6 +75,13 @@ def wait_for(predicate, timeout, interval=0.2):
             return value
         time.sleep(interval)
     return predicate()
+
+
+def temp_dir(prefix):
+    """A new directory under $TMPDIR, removed when the script exits, whatever the outcome."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, True)
+    return path
 
 
 def free_port():

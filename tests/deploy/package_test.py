@@ -7,10 +7,9 @@ has the options of deploy/container/run-options, so the sandbox works in it); th
 after which the file system holds exactly the files it held before.
 """
 import os
-import tempfile
 
 from deploylib import (BUILD, SOURCE, Container, RedisServer, check, docker, finish, run,
-                       run_options, wait_for, without)
+                       run_options, temp_dir, wait_for, without)
 
 # What apt and dpkg keep for themselves, and what a running container changes on its own.
 SNAPSHOT = ("find / -xdev \\( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp"
@@ -25,7 +24,7 @@ def base_image():
 
 
 def main():
-    debs = tempfile.mkdtemp(prefix="relay-debs.")
+    debs = temp_dir("relay-debs.")
     packages = run([f"{SOURCE}/scripts/package", "--build-dir", str(BUILD), "--out", debs]).stdout.split()
     relay_deb = next(p for p in packages if "/relay_" in p)
     info = run(["dpkg-deb", "-f", relay_deb, "Depends"]).stdout
