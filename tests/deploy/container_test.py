@@ -7,6 +7,7 @@
 - the documented options (deploy/container/run-options): every check passes;
 - the documented options less one at a time: the seccomp profile, systempaths=unconfined,
   /dev/net/tun (with a network: true app), CAP_SETFCAP: each fails its own layer with its fix;
+- no pasta (with a network: true app): the pasta check fails with its fix;
 - the docker runtime without a daemon, an unreachable Redis, and an ACL user lacking commands.
 
 Also measures the image's start-up (docker run to "relay started", and to /readyz answering 200)
@@ -88,6 +89,11 @@ def main():
         code, checks = doctor(without(documented, "--device"), apps, env)
         check(code == 0 and checks.get("tun device", {}).get("status") == "warn",
               "without /dev/net/tun and no network: true app it is only a warning")
+
+        # No pasta (a file that is no executable where it was): network: true apps cannot run.
+        code, checks = doctor([*documented, "-v", "/dev/null:/usr/bin/pasta:ro"], net_apps, env)
+        check(code == 1, "without pasta a network: true app cannot work")
+        expect_fail(checks, "pasta", "apt-get install passt", "no pasta")
 
         code, checks = doctor(without(documented, "--cap-add=SETFCAP"), apps, env)
         expect_fail(checks, "cgroups", "SETFCAP", "without CAP_SETFCAP")
