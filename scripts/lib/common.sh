@@ -96,18 +96,29 @@ ensure_npm() {
   apt_install npm >/dev/null
 }
 
-# Installs the browser tests' node_modules (puppeteer-core, exactly as package-lock.json pins
-# it) into tests/browser/node_modules unless they are already current. No install scripts run:
-# the tests drive Debian's /usr/bin/chromium, nothing is downloaded besides the npm packages.
-ensure_browser_test_modules() {
-  local dir="$RELAY_ROOT/tests/browser"
+# ensure_npm_modules DIR WHAT: `npm ci` in DIR (exactly what its package-lock.json pins, no
+# install scripts) unless DIR/node_modules is already current. WHAT names them in the log.
+ensure_npm_modules() {
+  local dir="$RELAY_ROOT/$1"
   ensure_npm
   if [ -f "$dir/node_modules/.package-lock.json" ] &&
     [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; then
     return 0
   fi
-  log "installing the browser tests' npm dependencies (npm ci in tests/browser)"
+  log "installing $2 (npm ci in $1)"
   (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+}
+
+# The browser tests' node_modules: puppeteer-core; the tests drive Debian's /usr/bin/chromium,
+# nothing is downloaded besides the npm packages.
+ensure_browser_test_modules() {
+  ensure_npm_modules tests/browser "the browser tests' npm dependencies"
+}
+
+# The Kubernetes manifest tests' node_modules: kubernetes-models and KEDA's models, the schemas
+# deploy/kubernetes is validated against.
+ensure_deploy_test_modules() {
+  ensure_npm_modules tests/deploy/kubernetes "the Kubernetes manifest tests' npm dependencies"
 }
 
 # build DIR [TARGET...] [-- CMAKE_ARG...]: configures DIR (the first time only; cmake's output

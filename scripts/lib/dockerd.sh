@@ -7,7 +7,9 @@
 #
 # shellcheck shell=bash
 
-RELAY_DOCKER_PACKAGES=(docker.io busybox-static)
+# docker-compose and mmdebstrap: the deployment tests (tests/deploy) bring up deploy/compose.yaml
+# and build the image's Debian 12 root file system offline.
+RELAY_DOCKER_PACKAGES=(docker.io busybox-static docker-compose mmdebstrap)
 # The tests read these (tests/integration/docker/docker_test_env.h has the same defaults).
 export RELAY_TEST_DOCKER_EXEC_IMAGE=${RELAY_TEST_DOCKER_EXEC_IMAGE:-relay-test/exec:latest}
 export RELAY_TEST_DOCKER_PYTHON3_IMAGE=${RELAY_TEST_DOCKER_PYTHON3_IMAGE:-relay-test/python3:latest}

@@ -56,5 +56,6 @@ void addPatternCommand(CLI::App& root, CommandContext& context);
 void addConsoleCommand(CLI::App& root, CommandContext& context);
 void addPublishCommand(CLI::App& root, CommandContext& context);
 void addBacktestCommand(CLI::App& root, CommandContext& context);
+void addDoctorCommand(CLI::App& root, CommandContext& context);
 
 }  // namespace relay::cli

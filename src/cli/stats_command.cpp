@@ -10,6 +10,7 @@
 #include "cli/json_output.h"
 #include "cli/redis_session.h"
 #include "cli/table.h"
+#include "invocation/ready_backlog.h"
 #include "stream/handler_stats.h"
 
 namespace relay::cli {
@@ -41,6 +42,13 @@ void runStats(const StatsOptions& options, CommandContext& context) {
     if (name.ok() && value.ok()) hash.emplace_back(std::string(*name), std::string(*value));
   }
   const std::vector<stream::HandlerStats> rows = stream::parseStats(hash);
+  // The group's ready backlog (docs/operations.md "Ready backlog"); absent without the group.
+  auto backlog = invocation::ReadyBacklogReader(session->keys).read(*session->redis);
+  if (!backlog.ok() && backlog.error().kind != ErrorKind::kNotFound) {
+    context.err << "relay stats: ready backlog: " << backlog.error().message << "\n";
+    context.exit_code = kExitFailed;
+    return;
+  }
   if (options.json) {
     Json list = Json::array();
     for (const stream::HandlerStats& row : rows) {
@@ -52,8 +60,29 @@ void runStats(const StatsOptions& options, CommandContext& context) {
                       {"runs", row.runs()},
                       {"duration_seconds", row.duration_seconds}});
     }
-    context.out << prettyJson(list) << "\n";
+    Json out = {{"stream", session->keys.stream}, {"group", session->keys.group}};
+    if (backlog.ok()) {
+      out["ready_backlog"] = {{"ready", backlog->ready()},
+                              {"lag", backlog->lag},
+                              {"pending", backlog->pending},
+                              {"parked", backlog->parked},
+                              {"waiting_backoff", backlog->waiting_backoff},
+                              {"waiting_pause", backlog->waiting_pause}};
+    } else {
+      out["ready_backlog"] = nullptr;
+    }
+    out["handlers"] = std::move(list);
+    context.out << prettyJson(out) << "\n";
     return;
+  }
+  if (backlog.ok()) {
+    context.out << "ready backlog: " << backlog->ready() << " (" << backlog->lag
+                << " not yet delivered + " << backlog->pending << " pending - "
+                << backlog->waiting_backoff << " waiting for a backoff - " << backlog->waiting_pause
+                << " waiting for a pause"
+                << ")\n";
+  } else {
+    context.out << "ready backlog: - (" << backlog.error().message << ")\n";
   }
   if (rows.empty()) {
     context.out << "no statistics recorded yet in " << session->keys.stats() << "\n";
@@ -87,7 +116,8 @@ void addStatsCommand(CLI::App& root, CommandContext& context) {
   CLI::App* command = root.add_subcommand(
       "stats",
       "Per app/handler totals every worker records: succeeded, failed, dead-lettered, time");
-  command->add_flag("--json", options->json, "Print a JSON array: one object per app/handler");
+  command->add_flag("--json", options->json,
+                    "Print one JSON object: the ready backlog and one object per app/handler");
   CLI::App* reset = command->add_subcommand("reset", "Clear the statistics of every worker");
   reset->callback([&context] { runReset(context); });
   command->callback([command, options, &context] {

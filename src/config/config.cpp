@@ -159,6 +159,10 @@ Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOver
   if (!tracing.ok()) return tracing.error();
   config.tracing = std::move(tracing).value();
 
+  auto systemd = loadSystemdConfig(environment, ::getpid());
+  if (!systemd.ok()) return systemd.error();
+  config.systemd = std::move(systemd).value();
+
   if (auto value = environment("MAX_CONCURRENCY")) {
     int parsed = 0;
     if (!parseWholeNumber(*value, parsed) || parsed < 1 || parsed > 1024) {

@@ -12,6 +12,7 @@
 #include "common/environment.h"
 #include "common/result.h"
 #include "config/runtime_factory.h"
+#include "config/systemd_config.h"
 #include "observability/logger.h"
 #include "redis/endpoint.h"
 #include "runtime/docker/container_config.h"
@@ -47,6 +48,8 @@ struct WorkerConfig {
   observability::LogFormat log_format = observability::LogFormat::kText;
   /// OpenTelemetry export (the OTEL_* variables, docs/tracing.md); nullopt: tracing off.
   std::optional<tracing::TracingConfig> tracing;
+  /// NOTIFY_SOCKET and the watchdog of a systemd Type=notify service; nullopt: none.
+  std::optional<SystemdConfig> systemd;
 };
 
 /// The process environment.

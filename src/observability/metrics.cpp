@@ -67,6 +67,11 @@ Metrics::Metrics() {
           "again.");
   declare("relay_inflight_invocations", "gauge", "Handler invocations running now.");
   declare("relay_pending_messages", "gauge", "Messages of the group still pending (PEL size).");
+  declare("relay_ready_backlog", "gauge",
+          "Messages runnable now: undelivered lag plus pending not waiting for a backoff or a "
+          "pause (the autoscaling signal).");
+  declare("relay_idle_consumers_deleted_total", "counter",
+          "Consumers of the group deleted after idling with nothing pending.");
   declare("relay_redis_errors_total", "counter", "Failed Redis operations, by operation.");
   declare("relay_app_paused", "gauge",
           "1 while an app is paused cluster-wide (relay app pause), 0 once resumed.");
@@ -91,6 +96,7 @@ Metrics::Metrics() {
   families_["relay_missing_payload_total"].series[{}] = 0;
   families_["relay_reclaimed_total"].series[{}] = 0;
   families_["relay_schedule_republished_total"].series[{}] = 0;
+  families_["relay_idle_consumers_deleted_total"].series[{}] = 0;
   families_["relay_inflight_invocations"].series[{}] = 0;
   families_["relay_redis_reconnects_total"].series[{}] = 0;
   families_["relay_redis_failovers_total"].series[{}] = 0;
@@ -164,6 +170,14 @@ void Metrics::addInflight(int delta) { add("relay_inflight_invocations", {}, del
 
 void Metrics::setPending(long long messages) {
   set("relay_pending_messages", {}, static_cast<double>(messages));
+}
+
+void Metrics::setReadyBacklog(long long messages) {
+  set("relay_ready_backlog", {}, static_cast<double>(messages));
+}
+
+void Metrics::countIdleConsumersDeleted(long long consumers) {
+  add("relay_idle_consumers_deleted_total", {}, static_cast<double>(consumers));
 }
 
 void Metrics::countRedisError(std::string_view op) {

@@ -35,6 +35,8 @@ class Metrics {
   void countReclaimed(long long messages);               // relay_reclaimed_total
   void addInflight(int delta);                           // relay_inflight_invocations
   void setPending(long long messages);                   // relay_pending_messages
+  void setReadyBacklog(long long messages);              // relay_ready_backlog
+  void countIdleConsumersDeleted(long long consumers);   // relay_idle_consumers_deleted_total
   void countRedisError(std::string_view op);             // relay_redis_errors_total{op}
   void setAppPaused(std::string_view app, bool paused);  // relay_app_paused{app}
   // relay_redis_reconnects_total and relay_redis_failovers_total: the totals so far, kept by

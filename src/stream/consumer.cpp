@@ -192,12 +192,14 @@ int Consumer::inHand() const {
 }
 
 std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Connection> old,
-                                                     redis::Backoff& backoff) {
+                                                     redis::Backoff& backoff,
+                                                     const std::function<void()>& attempted) {
   if (old && old->ok()) return old;
   const bool lost = old != nullptr;
   redis::ConnectionSettings connection;
   connection.command_timeout = settings_.block + std::chrono::seconds(5);
   while (!stopping_.requested()) {
+    if (attempted) attempted();
     auto connected = redis::reconnect(old, endpoint_, connection);
     if (connected.ok()) {
       if (lost) logger_.info("reconnected to redis", {{"redis", endpoint_.describe()}});
@@ -296,9 +298,14 @@ void Consumer::readerLoop() {
   int ahead = 0;         // COUNT of the read sent ahead on `redis`, 0: none
   const int gather_room =
       std::clamp(settings_.gather_room, 1, std::max(1, std::min(settings_.read_count, capacity_)));
+  const auto beat = [this] {
+    reader_turn_.store(clock_.monotonicNow().time_since_epoch().count());
+  };
+  beat();
   while (!stopping_.requested()) {
+    beat();
     if (redis && !redis->ok()) release(std::exchange(ahead, 0));  // lost with its connection
-    redis = connect(std::move(redis), backoff);
+    redis = connect(std::move(redis), backoff, beat);
     if (!redis) return;
     if (!group_ready) {
       auto group = ensureGroup(*redis);
@@ -308,6 +315,7 @@ void Consumer::readerLoop() {
         continue;
       }
       group_ready = true;
+      group_ready_ = true;
       redis_health_.healthy();  // Redis answered: /healthz need not wait for the first read
     }
     // A read sent ahead holds its room from the moment it was sent (it answers at once); a
@@ -320,7 +328,10 @@ void Consumer::readerLoop() {
       if (count > 0) return reader_.take(*redis, count);
       // Backpressure: the backlog stays in Redis while the hands are full. Under a backlog,
       // wait a moment for a few slots, not one (docs/pipeline.md "Reading").
+      reader_waiting_ = true;  // its handlers run: the watchdog counts it alive meanwhile
       const int room = backlog ? waitForRoom(gather_room, settings_.gather) : waitForRoom();
+      reader_waiting_ = false;
+      beat();
       count = std::min(room, settings_.read_count);
       {
         const std::lock_guard lock(mutex_);

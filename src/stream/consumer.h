@@ -109,6 +109,12 @@ class Consumer {
   bool stopping() const { return stopping_.requested(); }
   /// Messages in hand: queued or being processed.
   int inHand() const;
+  /// Whether the reader has made sure the consumer group exists (systemd's READY=1).
+  bool groupReady() const { return group_ready_.load(); }
+  /// The reader's heartbeat for the watchdog (docs/deployment.md "systemd"): when its loop last
+  /// turned (a read answered or failed, a reconnect attempt), and whether it waits for room now.
+  MonoTime readerTurn() const { return MonoTime(MonoTime::duration(reader_turn_.load())); }
+  bool readerWaitingForRoom() const { return reader_waiting_.load(); }
 
  private:
   /// Takes a page of entries a sweep brought and the room reserved for it (reserveRoom()).
@@ -155,7 +161,8 @@ class Consumer {
   int reserveRoom(int limit);
   void release(int reserved);
   std::unique_ptr<redis::Connection> connect(std::unique_ptr<redis::Connection> old,
-                                             redis::Backoff& backoff);
+                                             redis::Backoff& backoff,
+                                             const std::function<void()>& attempted = {});
 
   ConsumerSettings settings_;
   redis::Endpoint endpoint_;
@@ -183,6 +190,9 @@ class Consumer {
   // The reader's connection while it waits in XREADGROUP BLOCK: stop() interrupts it, so an
   // idle worker stops at once rather than when the BLOCK ends.
   redis::Connection* blocking_read_ = nullptr;
+  std::atomic<bool> group_ready_{false};
+  std::atomic<MonoTime::rep> reader_turn_{0};  // steady_clock ticks since its epoch
+  std::atomic<bool> reader_waiting_{false};
 };
 
 }  // namespace relay::stream

@@ -24,6 +24,8 @@ Housekeeper::Housekeeper(HousekeepingSettings settings, redis::Endpoint endpoint
       logger_(logger),
       clock_(clock),
       catalog_(catalog),
+      backlog_(keys_, settings_.backlog),
+      idle_consumers_(keys_, settings_.consumer, settings_.idle_consumers),
       chore_("relay-housekeep", std::move(endpoint), clock) {}
 
 Housekeeper::~Housekeeper() { stop(); }
@@ -72,6 +74,26 @@ void Housekeeper::refreshOnce(redis::Connection& redis) {
   auto count = pending->at(0);
   if (count.ok() && count->integer().ok()) metrics_.setPending(*count->integer());
   setGroupState({true, true, {}});
+  auto backlog = backlog_.read(redis);
+  if (backlog.ok()) {
+    metrics_.setReadyBacklog(backlog->ready());
+  } else {
+    metrics_.countRedisError("ready_backlog");
+  }
+}
+
+int Housekeeper::deleteIdleConsumersOnce(redis::Connection& redis) {
+  auto deleted = idle_consumers_.deleteIdle(redis);
+  if (!deleted.ok()) {
+    metrics_.countRedisError("delconsumer");
+    logger_.warn("deleting idle consumers failed", {{"error", deleted.error().message}});
+    return 0;
+  }
+  for (const std::string& name : *deleted) {
+    logger_.info("deleted an idle consumer with nothing pending", {{"consumer", name}});
+  }
+  metrics_.countIdleConsumersDeleted(static_cast<long long>(deleted->size()));
+  return static_cast<int>(deleted->size());
 }
 
 void Housekeeper::inspectOnce(redis::Connection& redis) {
@@ -186,6 +208,7 @@ void Housekeeper::round(redis::Connection& redis) {
     if (!trimmed.ok()) {
       logger_.warn("retention pass failed", {{"error", trimmed.error().message}});
     }
+    if (!settings_.consumer.empty()) deleteIdleConsumersOnce(redis);
     next_trim_ = clock_.monotonicNow() + settings_.retention_interval;
   }
 }

@@ -7,10 +7,12 @@
 #include "common/clock.h"
 #include "invocation/catalog.h"
 #include "invocation/keys.h"
+#include "invocation/ready_backlog.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
+#include "stream/idle_consumers.h"
 #include "stream/pending_reason.h"
 #include "stream/throughput_recorder.h"
 #include "stream/trimmer.h"
@@ -30,6 +32,11 @@ struct HousekeepingSettings {
   std::string consumer;
   /// What the heartbeat holds (JSON: runtime, HTTP address, start time...).
   std::string heartbeat;
+  /// How long a consumer of the group must idle, with nothing pending, before the housekeeper
+  /// deletes it (every retention interval; never this worker's own, never one with pending).
+  stream::IdleConsumers::Settings idle_consumers;
+  /// The scans of the ready backlog (relay_ready_backlog).
+  invocation::ReadyBacklogSettings backlog;
 };
 
 /// What the housekeeper last learned about the consumer group.
@@ -79,8 +86,10 @@ class Housekeeper {
   void stop();
 
   /// One refresh on the caller's connection: XPENDING summary (the gauge; NOGROUP means the
-  /// group is missing).
+  /// group is missing) and the ready backlog (relay_ready_backlog).
   void refreshOnce(redis::Connection& redis);
+  /// Deletes the group's idle consumers that hold nothing (IdleConsumers); how many.
+  int deleteIdleConsumersOnce(redis::Connection& redis);
 
   /// One inspection on the caller's connection: every group's position (XINFO GROUPS,
   /// XPENDING), the group's position recorded, an unreported re-creation of the group logged,
@@ -116,8 +125,10 @@ class Housekeeper {
   GroupState group_;
   StreamHealth stream_;
   std::string held_back_id_;  // the chore's thread only: the entry last logged as holding back
-  MonoTime next_trim_{};      // the chore's thread only; the first round trims
-  RedisChore chore_;          // last: its thread ends before the members it uses
+  invocation::ReadyBacklogReader backlog_;
+  stream::IdleConsumers idle_consumers_;
+  MonoTime next_trim_{};  // the chore's thread only; the first round trims
+  RedisChore chore_;      // last: its thread ends before the members it uses
 };
 
 }  // namespace relay::worker

@@ -175,6 +175,11 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
       keys, stream::RetentionSettings{config.stream_retention, config.dlq_retention}, w.metrics_,
       w.logger_, clock);
   if (auto served = w.serveEndpoints(); !served.ok()) return served.error();
+  if (config.systemd) {
+    auto notifier = SystemdNotifier::create(*config.systemd);
+    if (!notifier.ok()) return notifier.error();
+    w.systemd_ = std::move(notifier).value();
+  }
   w.throughput_ = std::make_unique<stream::ThroughputRecorder>(keys, w.metrics_, clock);
   w.internals_.housekeeping.consumer = config.consumer;
   w.internals_.housekeeping.heartbeat = nlohmann::json{
@@ -341,8 +346,12 @@ void Worker::run() {
   std::thread watcher = namedThread("relay-apps", [this] { watchApps(); });
   std::thread publisher = namedThread("relay-schedules", [this] { publisher_->run(); });
   std::thread renewer = namedThread("relay-renewer", [this] { renewer_->run(); });
+  std::thread systemd;
+  if (systemd_) systemd = namedThread("relay-systemd", [this] { notifySystemd(); });
   consumer_->run();
   stopping_ = true;
+  systemd_stop_.request();
+  if (systemd.joinable()) systemd.join();
   renewer_->stop();
   renewer.join();
   // Outcomes Redis has not recorded yet (it was away when their handlers ended) are repeated a
@@ -357,8 +366,37 @@ void Worker::run() {
   logger_.info("relay stopped");
 }
 
+void Worker::notifySystemd() {
+  using std::chrono::milliseconds;
+  const std::optional<std::chrono::microseconds> watchdog = systemd_->config().watchdog;
+  // Readiness is looked at every 100 ms until it comes, the watchdog fed every half interval.
+  const auto interval = [&] {
+    const milliseconds half =
+        watchdog ? std::chrono::duration_cast<milliseconds>(*watchdog / 2) : milliseconds(60'000);
+    return std::max(milliseconds(100), half);
+  };
+  bool ready = false;
+  while (!systemd_stop_.requested()) {
+    if (!ready && consumer_->groupReady()) {
+      ready = true;
+      const std::size_t apps = registry_->snapshot()->apps().size();
+      systemd_->send("READY=1\nSTATUS=consuming " + config_.stream + " as " + config_.consumer +
+                     " in group " + config_.group + ", " + std::to_string(apps) +
+                     (apps == 1 ? " app" : " apps") + " loaded");
+    }
+    if (watchdog && readerAlive(clock_.monotonicNow(), consumer_->readerTurn(),
+                                consumer_->readerWaitingForRoom(), *watchdog)) {
+      systemd_->send("WATCHDOG=1");
+    }
+    systemd_stop_.sleepFor(clock_, ready ? interval() : milliseconds(100), &stopping_);
+    if (stopping_) break;
+  }
+  systemd_->send("STOPPING=1\nSTATUS=stopping: running handlers finish");
+}
+
 void Worker::stop() {
   stopping_ = true;
+  systemd_stop_.nudge();
   if (stop_fd_.valid()) {
     const std::uint64_t one = 1;
     (void)!::write(stop_fd_.get(), &one, sizeof one);  // async-signal-safe; full: already woken

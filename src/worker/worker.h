@@ -10,6 +10,7 @@
 #include "catalog/schedule_publisher.h"
 #include "common/clock.h"
 #include "common/random.h"
+#include "common/stop_signal.h"
 #include "common/unique_fd.h"
 #include "config/config.h"
 #include "http/server.h"
@@ -28,6 +29,7 @@
 #include "worker/housekeeper.h"
 #include "worker/pause_watcher.h"
 #include "worker/redis_template_keeper.h"
+#include "worker/systemd_notifier.h"
 
 namespace relay::worker {
 
@@ -86,6 +88,10 @@ class Worker {
   void watchApps();
   /// What the template keeper owes: keeps again, reloads the apps whose recall failed.
   void retryKeeper();
+  /// The relay-systemd thread: READY=1 once the consumer group exists (the apps are loaded
+  /// before run()), WATCHDOG=1 every half interval while the reader is alive (readerAlive),
+  /// STOPPING=1 when the stop begins.
+  void notifySystemd();
   /// Binds RELAY_HTTP_ADDR and registers the endpoints; serving starts in run().
   Status serveEndpoints();
 
@@ -115,6 +121,10 @@ class Worker {
   std::unique_ptr<stream::ThroughputRecorder> throughput_;
   std::unique_ptr<Housekeeper> housekeeper_;
   std::unique_ptr<catalog::SchedulePublisher> publisher_;
+  /// READY=1, WATCHDOG=1 and STOPPING=1 for systemd (docs/deployment.md "systemd"); null
+  /// when NOTIFY_SOCKET is unset.
+  std::unique_ptr<SystemdNotifier> systemd_;
+  StopSignal systemd_stop_;
   std::unique_ptr<http::HttpServer> http_;  // last: its handlers use the members above
   WorkerInternals internals_;
   std::atomic<bool> stopping_{false};

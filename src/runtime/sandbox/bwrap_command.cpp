@@ -98,15 +98,18 @@ std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const Sandbo
 }
 
 std::vector<std::string> networkPrefix(const SandboxTools& tools, const EgressPolicy& egress) {
-  return {tools.pasta, "--quiet", "--foreground", "--config-net",
-          // No inbound forwarding (-t/-u) and, above all, none from the namespace's loopback to
-          // the host's (-T/-U): the host's loopback services stay out of reach.
-          "--tcp-ports", "none", "--udp-ports", "none", "--tcp-ns", "none", "--udp-ns", "none",
-          // The gateway address would otherwise lead to the host's loopback.
-          "--no-map-gw", "--",
-          // Link-local, the host's own addresses and, with an egress list, everything it does
-          // not name: pasta would connect to them from the host for the handler.
-          tools.launcher, "--egress", encodeEgressPolicy(egress)};
+  std::vector<std::string> argv = {
+      tools.pasta, "--quiet", "--foreground", "--config-net",
+      // No inbound forwarding (-t/-u) and, above all, none from the namespace's loopback to
+      // the host's (-T/-U): the host's loopback services stay out of reach.
+      "--tcp-ports", "none", "--udp-ports", "none", "--tcp-ns", "none", "--udp-ns", "none",
+      // The gateway address would otherwise lead to the host's loopback.
+      "--no-map-gw", "--"};
+  if (!tools.unshare.empty()) argv.insert(argv.end(), {tools.unshare, "--mount-proc", "--"});
+  // Link-local, the host's own addresses and, with an egress list, everything it does not
+  // name: pasta would connect to them from the host for the handler.
+  argv.insert(argv.end(), {tools.launcher, "--egress", encodeEgressPolicy(egress)});
+  return argv;
 }
 
 std::vector<std::string> sandboxArgv(const SandboxSettings& settings, const SandboxTools& tools,

@@ -17,6 +17,9 @@ struct SandboxTools {
   bool bwrap_disable_userns = false;  // bwrap 0.8+: --disable-userns
   std::string pasta;                  // passt's pasta; empty: `network: true` cannot run
   std::string launcher;               // relay-launcher: installs a network sandbox's egress filter
+  /// util-linux's unshare: between pasta and bwrap it mounts a /proc of pasta's pid namespace
+  /// (networkPrefix); empty: bwrap runs right under pasta.
+  std::string unshare;
 };
 
 /// Descriptor number at which bwrap finds the seccomp program (LaunchOptions::inherited_fds).
@@ -41,13 +44,17 @@ std::vector<std::string> bwrapArgv(const SandboxSettings& settings, const Sandbo
                                    std::vector<std::string> command,
                                    const image::ImageRoot* image = nullptr);
 
-/// pasta's command line, then relay-launcher's egress step, up to bwrap: pasta runs the
-/// command after it in a new user and network namespace of its own whose traffic it forwards
-/// through sockets on the host, so a `network: true` handler reaches the outside world but
-/// never the host's network namespace: no port forwarding either way, no mapping of the
-/// gateway address to the host's loopback. relay-launcher, still holding pasta's namespace
-/// capabilities, installs `egress` in the namespace (egress_filter.h) and execs bwrap, which
-/// drops them for the handler.
+/// pasta's command line, then (with tools.unshare) `unshare --mount-proc`, then
+/// relay-launcher's egress step, up to bwrap: pasta runs the command after it in a new user and
+/// network namespace of its own whose traffic it forwards through sockets on the host, so a
+/// `network: true` handler reaches the outside world but never the host's network namespace:
+/// no port forwarding either way, no mapping of the gateway address to the host's loopback.
+/// pasta also starts its command in a new pid namespace but leaves /proc as it was, where bwrap
+/// looks up its child's namespaces by that pid: in a container's /proc that pid is missing and
+/// bwrap fails ("open /proc/2/ns"), on a host it names another process. So `unshare
+/// --mount-proc` comes next: a mount namespace of pasta's with a /proc of pasta's pid
+/// namespace. relay-launcher, still holding pasta's namespace capabilities, installs `egress`
+/// in the namespace (egress_filter.h) and execs bwrap, which drops them for the handler.
 std::vector<std::string> networkPrefix(const SandboxTools& tools, const EgressPolicy& egress);
 
 /// The complete argv of one sandboxed invocation: bwrapArgv, under networkPrefix(egress) when

@@ -15,6 +15,7 @@
 
 #include "common/unique_fd.h"
 #include "common/whole_number.h"
+#include "runtime/sandbox/cgroup_view.h"
 
 namespace relay::runtime {
 namespace {
@@ -22,6 +23,8 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::uint64_t kCpuPeriodMicros = 100'000;
+// v2: where Relay's own processes move when its cgroup must delegate controllers.
+constexpr const char* kMainLeaf = "relay-main";
 // cgroup v2 cpu.weight: 100 is one ordinary process, 10000 the kernel's maximum.
 constexpr int kMaxCpuWeightV2 = 10'000;
 
@@ -36,8 +39,11 @@ Status writeFile(const fs::path& file, const std::string& value) {
     } while (written < 0 && errno == EINTR);
   }
   if (written != static_cast<ssize_t>(value.size())) {
-    return Error::unavailable("cannot write \"" + value + "\" to " + file.string() + ": " +
-                              std::strerror(errno));
+    const int error = errno;  // kept for the caller (EBUSY: see CgroupManager::create)
+    Error failed = Error::unavailable("cannot write \"" + value + "\" to " + file.string() + ": " +
+                                      std::strerror(error));
+    errno = error;
+    return failed;
   }
   return {};
 }
@@ -153,13 +159,15 @@ Result<CgroupLayout> detectCgroupLayout(const fs::path& mounts_file,
   std::string rest;
   while (in >> device >> mount_point >> type >> options) {
     std::getline(in, rest);
-    if (type == "cgroup2" && unified_mount.empty()) unified_mount = mount_point;
+    if (type == "cgroup2") unified_mount = mount_point;
     if (type != "cgroup") continue;
     std::istringstream opts(options);
     std::string opt;
     while (std::getline(opts, opt, ',')) {
+      // The last mount of a controller wins: a later mount shadows an earlier one
+      // (enterWritableCgroupView mounts the hierarchies again over a container's).
       const auto place = [&](fs::path& target, const std::string& controller) {
-        if (opt == controller && target.empty()) {
+        if (opt == controller) {
           target = fs::path(mount_point) / fs::path(ownPath(self, controller)).relative_path() /
                    base_name;
         }
@@ -229,6 +237,13 @@ Result<std::unique_ptr<CgroupManager>> CgroupManager::create(CgroupLayout layout
     const fs::path parent = manager->layout_.unified.parent_path();
     for (const fs::path& dir : {parent, manager->layout_.unified}) {
       auto enabled = writeFile(dir / "cgroup.subtree_control", "+memory +pids +cpu");
+      if (!enabled.ok() && errno == EBUSY && dir == parent) {
+        // Relay's own cgroup holds processes (Relay, a container's PID 1): v2 lets it hand
+        // controllers to its children only once they are in a leaf of their own.
+        auto moved = moveProcessesToLeaf(parent, kMainLeaf);
+        if (!moved.ok()) return moved.error();
+        enabled = writeFile(dir / "cgroup.subtree_control", "+memory +pids +cpu");
+      }
       if (!enabled.ok()) return enabled.error();
     }
   }

@@ -16,6 +16,8 @@
 #include "runtime/handler_resolver.h"
 #include "runtime/handover.h"
 #include "runtime/output_lines.h"
+#include "runtime/sandbox/cgroup_view.h"
+#include "runtime/sandbox/host_diagnosis.h"
 #include "runtime/sandbox/prewarmed_sandbox.h"
 #include "runtime/sandbox/sandbox_probe.h"
 #include "runtime/sandbox/start_gate.h"
@@ -53,13 +55,18 @@ bool readableBy(const fs::path& dir, uid_t uid, gid_t gid) {
 
 std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSettings settings) {
   const std::string base = settings.cgroup_base_name;
+  // A container's read-only cgroups: Relay's own writable view, before anything reads them.
+  auto view = enterWritableCgroupView();
   return create(clock, std::move(settings),
-                detectCgroupLayout("/proc/self/mounts", "/proc/self/cgroup", base));
+                detectCgroupLayout("/proc/self/mounts", "/proc/self/cgroup", base),
+                view.ok() ? std::string() : view.error().message);
 }
 
 std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSettings settings,
-                                                       Result<CgroupLayout> layout) {
+                                                       Result<CgroupLayout> layout,
+                                                       const std::string& cgroup_view_problem) {
   std::unique_ptr<SandboxRuntime> runtime(new SandboxRuntime(clock, std::move(settings)));
+  const HostFacts facts = HostFacts::read();
   const auto bwrap = findExecutable("bwrap", runtime->settings_.search_path);
   if (!bwrap) {
     runtime->host_problem_ = "bubblewrap (bwrap) not found on " + runtime->settings_.search_path +
@@ -81,6 +88,12 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
   auto cgroups = CgroupManager::create(*layout, clock, runtime->settings_.cpu_slots);
   if (!cgroups.ok()) {
     runtime->host_problem_ = cgroups.error().message;
+    if (!cgroup_view_problem.empty()) {
+      runtime->host_problem_ =
+          "the cgroup file system is mounted read-only and Relay cannot mount a writable view "
+          "of its own cgroup: " +
+          cgroup_view_problem + "; fix: " + fixForReadOnlyCgroups(cgroup_view_problem, facts);
+    }
     return runtime;
   }
   runtime->cgroups_ = std::move(cgroups).value();
@@ -99,6 +112,9 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
                                 /*network=*/false, runtime->launcher_);
       !probe.ok()) {
     runtime->host_problem_ = probe.error().message;
+    if (const std::string fix = fixForSandboxFailure(probe.error().message, facts); !fix.empty()) {
+      runtime->host_problem_ += "; fix: " + fix;
+    }
     return runtime;
   }
   runtime->network_problem_ = runtime->checkNetwork(clock);
@@ -127,6 +143,12 @@ std::string SandboxRuntime::checkNetwork(Clock& clock) {
            ": it gives a network: true handler its own network namespace (apt-get install passt)";
   }
   tools_.pasta = *pasta;
+  const auto unshare = findExecutable("unshare", settings_.search_path);
+  if (!unshare) {
+    return "unshare not found on " + settings_.search_path +
+           ": it gives bwrap a /proc of pasta's pid namespace (apt-get install util-linux)";
+  }
+  tools_.unshare = *unshare;
   InvocationSpec probe_spec;
   auto probe = probeSandbox(settings_, tools_, *seccomp_, clock, /*network=*/true, launcher_,
                             egressPolicyFor(probe_spec));
@@ -134,7 +156,9 @@ std::string SandboxRuntime::checkNetwork(Clock& clock) {
   // pasta's own message names no cause when the tun device is closed to the sandbox user.
   const std::string tun =
       tunAccessProblem("/dev/net/tun", settings_.ids.first, settings_.ids.first);
-  return probe.error().message + (tun.empty() ? "" : "; " + tun);
+  if (!tun.empty()) return probe.error().message + "; " + tun;
+  const std::string fix = fixForSandboxFailure(probe.error().message, HostFacts::read());
+  return probe.error().message + (fix.empty() ? "" : "; fix: " + fix);
 }
 
 void SandboxRuntime::forget(const std::string& app) {

@@ -30,11 +30,16 @@ class SandboxRuntime final : public Runtime {
  public:
   /// Finds bwrap (and what it supports), builds the seccomp filter and prepares cgroups; when
   /// any of them fails the runtime is still created but every app is unavailable with the
-  /// reason (nothing ever runs unconfined). Blocks for one `bwrap --help`.
+  /// reason and the one fix for this host (host_diagnosis.h; nothing ever runs unconfined).
+  /// Where a container mounted the cgroup file system read-only, first gives the process a
+  /// writable view of its own cgroup (enterWritableCgroupView, which needs the process to have
+  /// one thread: call it before starting any). Blocks for one `bwrap --help` and the probes.
   static std::unique_ptr<SandboxRuntime> create(Clock& clock, SandboxSettings settings = {});
-  /// For tests: a given cgroup layout instead of the host's.
+  /// For tests: a given cgroup layout instead of the host's. `cgroup_view_problem`: why a
+  /// writable view of read-only cgroups could not be made (for the reason given).
   static std::unique_ptr<SandboxRuntime> create(Clock& clock, SandboxSettings settings,
-                                                Result<CgroupLayout> layout);
+                                                Result<CgroupLayout> layout,
+                                                const std::string& cgroup_view_problem = {});
 
   std::string_view name() const override { return "sandbox"; }
   /// Hands the invocation to a prewarmed sandbox of its app when one is ready, else starts a

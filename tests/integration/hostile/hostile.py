@@ -231,6 +231,53 @@ def write_outside_tmp(event):
     done()
 
 
+def pids_limit(event):
+    """Forks sleeping children until the kernel refuses one: past the app's pids limit?"""
+    children = []
+    refused = ""
+    for _ in range(event.get("tries", 200)):
+        try:
+            pid = os.fork()
+        except OSError as error:
+            refused = errno.errorcode.get(error.errno, "")
+            break
+        if pid == 0:
+            select.select([], [], [], 30)
+            os._exit(0)
+        children.append(pid)
+    for pid in children:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+    report("pids-past-limit", len(children) >= event.get("tries", 200),
+           f"{len(children)} children, then {refused or 'no refusal'}")
+    done()
+
+
+def memory_limit(event):
+    """A child touches memory a MiB at a time, telling the parent how far it got."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        os.close(read_end)
+        hoard = []
+        for mib in range(1, event.get("mib", 512) + 1):
+            hoard.append(bytearray(1 << 20))  # zero-filled: every page written
+            os.write(write_end, b"+")
+        os._exit(0)
+    os.close(write_end)
+    reached = 0
+    while True:
+        chunk = os.read(read_end, 4096)
+        if not chunk:
+            break
+        reached += len(chunk)
+    _, status = os.waitpid(pid, 0)
+    killed = os.WIFSIGNALED(status)
+    report("memory-past-limit", reached >= event.get("mib", 512),
+           f"child reached {reached} MiB, {'killed by signal ' + str(os.WTERMSIG(status)) if killed else 'exited'}")
+    done()
+
+
 def forge_log(event):
     """Tries to hide its prefix and forge another app's line on a terminal reading the log."""
     sys.stdout.write("innocent\r[other/app] forged line\n")

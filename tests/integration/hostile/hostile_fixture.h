@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -77,16 +79,53 @@ class HostileHandler : public RedisTest {
   }
 
   /// Starts `relay start` on the apps and waits until it runs; `wrapper` (argv) runs first and
-  /// execs the relay command line given after it.
+  /// execs the relay command line given after it. With RELAY_HOSTILE_IMAGE set (tests/deploy
+  /// registers the suite so a second time, `InContainer.*`), Relay runs in a container of that
+  /// image under exactly the options of deploy/container/run-options, plus the host's network
+  /// (Redis is on its loopback) and the apps mounted read-only; `wrapper` is then not used.
   void startRelay(std::vector<std::string> extra_env = {}, std::vector<std::string> wrapper = {}) {
     std::vector<std::string> env = {
         "REDIS_URI=" + redisUri(), "RELAY_APPS=" + apps_.path().string(),
         "RELAY_RUNTIME=sandbox",   "RELAY_HTTP_ADDR=127.0.0.1:0",
         "RELAY_CONSUMER=hostile",  "RELAY_LOG_FORMAT=text"};
     env.insert(env.end(), extra_env.begin(), extra_env.end());
-    wrapper.insert(wrapper.end(), {RELAY_BINARY, "start"});
-    relay_ = std::make_unique<SpawnedProcess>(wrapper, env, (logs_.path() / "relay.log").string());
-    ASSERT_TRUE(relay_->waitForLog("relay started")) << relay_->log();
+    const std::string log_path = (logs_.path() / "relay.log").string();
+    const char* image = std::getenv("RELAY_HOSTILE_IMAGE");
+    if (image == nullptr || *image == '\0') {
+      wrapper.insert(wrapper.end(), {RELAY_BINARY, "start"});
+      relay_ = std::make_unique<SpawnedProcess>(wrapper, env, log_path);
+    } else {
+      container_ = std::make_unique<Container>("relay-hostile-" + std::to_string(::getpid()));
+      std::vector<std::string> argv = {"/usr/bin/docker", "run",       "--rm", "--name",
+                                       container_->name,  "--network", "host"};
+      for (const std::string& option : containerRunOptions()) argv.push_back(option);
+      argv.insert(argv.end(), {"-v", apps_.path().string() + ":" + apps_.path().string() + ":ro"});
+      for (const std::string& variable : env) argv.insert(argv.end(), {"-e", variable});
+      argv.insert(argv.end(), {image, "start"});
+      relay_ = std::make_unique<SpawnedProcess>(argv, std::vector<std::string>{}, log_path);
+    }
+    // A container's start copies the image first (60 s covers the vfs storage driver).
+    ASSERT_TRUE(relay_->waitForLog("relay started", std::chrono::seconds(90))) << relay_->log();
+  }
+
+  /// deploy/container/run-options: one `docker run` option a line, `#` comments; the seccomp
+  /// profile's path is relative to the file.
+  static std::vector<std::string> containerRunOptions() {
+    const std::filesystem::path file =
+        std::filesystem::path(RELAY_SOURCE_DIR) / "deploy/container/run-options";
+    std::ifstream in(file);
+    std::vector<std::string> options;
+    for (std::string line; std::getline(in, line);) {
+      if (line.empty() || line[0] == '#') continue;
+      const std::string relative = "seccomp=";
+      if (const auto at = line.find(relative); at != std::string::npos) {
+        line = line.substr(0, at + relative.size()) +
+               (file.parent_path() / line.substr(at + relative.size())).string();
+      }
+      options.push_back(line);
+    }
+    EXPECT_FALSE(options.empty()) << file;
+    return options;
   }
 
   /// Publishes `event` (a JSON object with an `attempt` key) until one run of it was handed
@@ -164,9 +203,21 @@ class HostileHandler : public RedisTest {
   pid_t relayPid() const { return relay_ ? relay_->pid() : -1; }
 
  private:
+  /// A container `docker rm -f`'d at the end of the test (killing the `docker run` client
+  /// would leave it running).
+  struct Container {
+    explicit Container(std::string container_name) : name(std::move(container_name)) { remove(); }
+    ~Container() { remove(); }
+    void remove() const {
+      (void)!std::system(("/usr/bin/docker rm -f " + name + " >/dev/null 2>&1").c_str());
+    }
+    std::string name;
+  };
+
   int port_ = 0;
   TempDir apps_;
   TempDir logs_;
+  std::unique_ptr<Container> container_;  // before relay_: the client is killed first
   std::unique_ptr<SpawnedProcess> relay_;
 };
 

@@ -192,6 +192,23 @@ TEST_F(HostileHandler, CannotWriteOutsideTmpNorPastItsCap) {
   expectAllBlocked(lines, 10);
 }
 
+TEST_F(HostileHandler, CannotForkPastItsPidsLimit) {
+  addApp("hostile", {"pids_limit"}, "resources: {pids: 32}\n");
+  startRelay();
+  const auto lines = attempt("hostile", "pids_limit", R"({"attempt":"pids_limit","tries":200})");
+  expectAllBlocked(lines, 1);
+  EXPECT_NE(joined(lines).find("then EAGAIN"), std::string::npos) << joined(lines);
+}
+
+TEST_F(HostileHandler, CannotUseMoreMemoryThanItsLimit) {
+  addApp("hostile", {"memory_limit"}, "resources: {memory: 64MiB}\n");
+  startRelay();
+  const auto lines = attempt("hostile", "memory_limit", R"({"attempt":"memory_limit","mib":512})");
+  expectAllBlocked(lines, 1);
+  // The kernel's OOM killer ended the child inside the invocation's cgroup, well below 512 MiB.
+  EXPECT_NE(joined(lines).find("killed by signal 9"), std::string::npos) << joined(lines);
+}
+
 TEST_F(HostileHandler, CannotForgeAPrefixInTextLogs) {
   addApp("hostile", {"forge_log"});
   startRelay();

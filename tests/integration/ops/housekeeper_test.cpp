@@ -204,5 +204,36 @@ TEST_F(Housekeeper, RedisGoingAwayIsReportedAndRecoveredFrom) {
             1);
 }
 
+TEST_F(Housekeeper, ItsThreadPublishesTheReadyBacklogAndDeletesIdleConsumers) {
+  ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  // A pod that handled a message and went away; three messages nobody read yet.
+  auto id = redis_->command({"XADD", "events", "*", "k", "v"});
+  ASSERT_TRUE(
+      redis_->command({"XREADGROUP", "GROUP", "relay", "gone-pod", "STREAMS", "events", ">"}).ok());
+  ASSERT_TRUE(redis_->command({"XACK", "events", "relay", *id->string()}).ok());
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(redis_->command({"XADD", "events", "*", "k", "v"}).ok());
+  HousekeepingSettings settings;
+  settings.refresh_interval = milliseconds(20);
+  settings.retention_interval = milliseconds(20);
+  settings.consumer = "me";
+  settings.idle_consumers.threshold = milliseconds(50);  // the fixed hour, shortened
+  auto housekeeper = make(settings);
+  housekeeper->start();
+  const bool gone = SpawnedProcess::waitUntil(
+      [&] {
+        auto consumers = redis_->command({"XINFO", "CONSUMERS", "events", "relay"});
+        return consumers.ok() && consumers->elements()->empty();
+      },
+      seconds(10));
+  EXPECT_TRUE(gone) << "the idle consumer was not deleted";
+  EXPECT_TRUE(SpawnedProcess::waitUntil(
+      [&] { return metrics_.exposition().find("relay_ready_backlog 3\n") != std::string::npos; },
+      seconds(10)))
+      << metrics_.exposition();
+  EXPECT_NE(metrics_.exposition().find("relay_idle_consumers_deleted_total 1\n"),
+            std::string::npos);
+  housekeeper->stop();
+}
+
 }  // namespace
 }  // namespace relay::worker

@@ -136,7 +136,9 @@ TEST_F(RelayStartOps, MetricsReflectAScriptedRun) {
   const std::vector<std::string> redis_env = {"REDIS_URI=" + server().uri()};
   const BinaryRun stats = runRelay({"stats", "--json"}, redis_env);
   ASSERT_EQ(stats.exit_code, 0) << stats.err;
-  const auto rows = nlohmann::json::parse(stats.out);
+  const auto stats_json = nlohmann::json::parse(stats.out);
+  EXPECT_EQ(stats_json["ready_backlog"]["ready"], 0) << stats.out;  // everything ran
+  const auto rows = stats_json["handlers"];
   ASSERT_EQ(rows.size(), 3u) << stats.out;  // -/-, shop/bin/fail.sh, shop/bin/ok.sh
   EXPECT_EQ(rows[0]["dlq"], 1);
   EXPECT_EQ(rows[1]["failed"], 1);
@@ -150,6 +152,73 @@ TEST_F(RelayStartOps, MetricsReflectAScriptedRun) {
   const int status = relay->wait();
   ASSERT_TRUE(WIFEXITED(status));
   EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// The ready backlog against what the real lifecycle parks (docs/operations.md "Ready backlog"):
+// three failed first attempts wait a minute for their backoff and two messages of a paused app
+// wait for its resume. XPENDING counts all five; the backlog counts none, in `relay stats` and in
+// relay_ready_backlog. Resumed, the paused app's two run and the three retries still wait.
+TEST_F(RelayStartOps, TheReadyBacklogLeavesOutRetriesInTheirBackoffAndAPausedAppsMessages) {
+  apps_.write("later/template.yaml", R"(runtime: exec
+events:
+  - handler: bin/fail.sh
+    pattern: {kind: [later]}
+    retries: 2
+)");
+  apps_.write("later/bin/fail.sh", "#!/bin/sh\necho failing >&2\nexit 3\n", 0755);
+  auto relay = start();
+  const std::vector<std::string> cli_env = {"REDIS_URI=" + server().uri(),
+                                            "RELAY_APPS=" + apps_.path().string()};
+  for (int i = 0; i < 3; ++i) xadd(R"({"kind":"later"})");
+  ASSERT_TRUE(SpawnedProcess::waitUntil(
+      [&] {
+        const PrometheusText text(get("/metrics").body);
+        return text.ok() && text.value("relay_invocations_total", {{"app", "later"},
+                                                                   {"handler", "bin/fail.sh"},
+                                                                   {"outcome", "failed"}}) == 3;
+      },
+      seconds(30)))
+      << relay->log();
+  const BinaryRun paused = runRelay({"app", "pause", "shop"}, cli_env);
+  ASSERT_EQ(paused.exit_code, 0) << paused.err;
+  xadd(R"({"kind":"order"})");
+  xadd(R"({"kind":"order"})");
+
+  nlohmann::json backlog;
+  const auto stats = [&] {
+    const BinaryRun run = runRelay({"stats", "--json"}, cli_env);
+    EXPECT_EQ(run.exit_code, 0) << run.err;
+    backlog = nlohmann::json::parse(run.out, nullptr, false)["ready_backlog"];
+    return backlog;
+  };
+  ASSERT_TRUE(SpawnedProcess::waitUntil(
+      [&] { return stats().is_object() && backlog["waiting_pause"] == 2; }, seconds(30)))
+      << backlog.dump() << relay->log();
+  EXPECT_EQ(backlog["lag"], 0) << backlog.dump();
+  EXPECT_EQ(backlog["pending"], 5) << backlog.dump();
+  EXPECT_EQ(backlog["parked"], 5) << backlog.dump();
+  EXPECT_EQ(backlog["waiting_backoff"], 3) << backlog.dump();
+  EXPECT_EQ(backlog["ready"], 0) << backlog.dump();
+  // The gauge says the same once the housekeeper refreshed it (every 5 s), next to the PEL size.
+  EXPECT_TRUE(SpawnedProcess::waitUntil(
+      [&] {
+        const PrometheusText text(get("/metrics").body);
+        return text.ok() && text.value("relay_pending_messages") == 5 &&
+               text.value("relay_ready_backlog") == 0;
+      },
+      seconds(30)))
+      << get("/metrics").body;
+
+  const BinaryRun resumed = runRelay({"app", "resume", "shop"}, cli_env);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  ASSERT_TRUE(SpawnedProcess::waitUntil(
+      [&] { return stats().is_object() && backlog["pending"] == 3; }, seconds(30)))
+      << backlog.dump() << relay->log();
+  EXPECT_EQ(backlog["waiting_backoff"], 3) << backlog.dump();
+  EXPECT_EQ(backlog["waiting_pause"], 0) << backlog.dump();
+  EXPECT_EQ(backlog["ready"], 0) << backlog.dump();
+  relay->signal(SIGTERM);
+  EXPECT_NE(relay->wait(), -1);
 }
 
 TEST_F(RelayStartOps, HealthFlipsWhileRedisIsStoppedAndStartedAgain) {

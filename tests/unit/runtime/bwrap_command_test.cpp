@@ -126,5 +126,16 @@ TEST(SandboxArgv, NetworkRunsBwrapUnderPastaWithNothingForwardedToTheHost) {
   EXPECT_EQ(argv.back(), "/app/bin/run.sh");
 }
 
+TEST(SandboxArgv, NetworkMountsAProcOfPastasPidNamespaceForBwrap) {
+  InvocationSpec spec = execSpec();
+  spec.network = true;
+  const Argv argv = sandboxArgv(
+      {}, {"/usr/bin/bwrap", true, "/usr/bin/pasta", "/opt/relay-launcher", "/usr/bin/unshare"},
+      spec, kId);
+  EXPECT_EQ(argv.front(), "/usr/bin/pasta");
+  EXPECT_TRUE(hasSequence(
+      argv, {"--", "/usr/bin/unshare", "--mount-proc", "--", "/opt/relay-launcher", "--egress"}));
+}
+
 }  // namespace
 }  // namespace relay::runtime
