@@ -156,3 +156,13 @@ def write_app(root, name, template, files):
     for path in [pathlib.Path(root), *pathlib.Path(root).rglob("*")]:
         path.chmod(path.stat().st_mode | 0o055 if path.is_dir() else path.stat().st_mode | 0o044)
     return app
+
+
+# The ids Relay gives apps' sandboxes (docs/runtimes.md "Identities"): one per app, past the
+# first (the probes'), in 0x70000000 + 65,536.
+SANDBOX_IDS = range(0x70000000 + 1, 0x70000000 + 65536)
+
+
+def sandbox_uid(text):
+    """Whether `text` is the decimal uid of an app's sandbox."""
+    return text.isdigit() and int(text) in SANDBOX_IDS

@@ -6,6 +6,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -148,6 +149,13 @@ TEST_F(HostileHandler, EachAppRunsAsItsOwnUserSoKernelLimitsAreNotShared) {
     }
   }
   EXPECT_EQ(ids.size(), 2u) << "each app has one id, cold and prewarmed, and they differ";
+  const char* image = std::getenv("RELAY_HOSTILE_IMAGE");
+  if (image != nullptr && *image != '\0') {
+    // In a container Relay's sandboxes live in the user namespace of its cgroup view, and the
+    // kernel charges per-user limits at the level above to that namespace's owner, whatever
+    // the app: documented as lost there (docs/deployment.md "What a container costs").
+    GTEST_SKIP() << "per-user kernel limits are shared in a container";
+  }
   // alpha takes every inotify instance its user may have; beta can still make one.
   auto redis = connect();
   ASSERT_NE(redis, nullptr);

@@ -30,14 +30,15 @@ bool has(const Argv& argv, const std::string& arg) {
 }
 
 TEST(BwrapArgv, LoadsTheSeccompProgramFromTheInheritedDescriptor) {
-  const Argv argv = bwrapArgv({}, {"/usr/bin/bwrap", true, "", ""}, execSpec(), kId);
+  const Argv argv = bwrapArgv({}, {"/usr/bin/bwrap", true, "", "", ""}, execSpec(), kId);
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
   EXPECT_TRUE(hasSequence(argv, {"--seccomp", std::to_string(kSeccompFd)}));
 }
 
 TEST(BwrapArgv, DisablesUserNamespacesWhereBwrapCan) {
-  EXPECT_TRUE(has(bwrapArgv({}, {"bwrap", true, "", ""}, execSpec(), kId), "--disable-userns"));
-  EXPECT_FALSE(has(bwrapArgv({}, {"bwrap", false, "", ""}, execSpec(), kId), "--disable-userns"));
+  EXPECT_TRUE(has(bwrapArgv({}, {"bwrap", true, "", "", ""}, execSpec(), kId), "--disable-userns"));
+  EXPECT_FALSE(
+      has(bwrapArgv({}, {"bwrap", false, "", "", ""}, execSpec(), kId), "--disable-userns"));
 }
 
 TEST(BwrapArgv, UnsharesEverythingAndDropsCapabilities) {
@@ -102,7 +103,7 @@ TEST(BwrapArgv, AnImageRootReplacesTheHostsSystemPaths) {
 
 TEST(SandboxArgv, WithoutNetworkIsBwrapAlone) {
   const Argv argv = sandboxArgv(
-      {}, {"/usr/bin/bwrap", true, "/usr/bin/pasta", "/opt/relay-launcher"}, execSpec(), kId);
+      {}, {"/usr/bin/bwrap", true, "/usr/bin/pasta", "/opt/relay-launcher", ""}, execSpec(), kId);
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
   EXPECT_FALSE(has(argv, "/usr/bin/pasta"));
 }
@@ -113,7 +114,7 @@ TEST(SandboxArgv, NetworkRunsBwrapUnderPastaWithNothingForwardedToTheHost) {
   EgressPolicy egress;
   egress.denied = linkLocalBlocks();
   const Argv argv = sandboxArgv(
-      {}, {"/usr/bin/bwrap", true, "/usr/bin/pasta", "/opt/relay-launcher"}, spec, kId, egress);
+      {}, {"/usr/bin/bwrap", true, "/usr/bin/pasta", "/opt/relay-launcher", ""}, spec, kId, egress);
   EXPECT_EQ(argv.front(), "/usr/bin/pasta");
   for (const char* option : {"--tcp-ports", "--udp-ports", "--tcp-ns", "--udp-ns"}) {
     EXPECT_TRUE(hasSequence(argv, {option, "none"})) << option;
