@@ -6,9 +6,9 @@
 #include <string_view>
 #include <vector>
 
+#include "common/quote_json.h"
 #include "event/event.h"
 #include "event/number.h"
-#include "common/quote_json.h"
 
 #if defined(__SSE2__)
 #include <emmintrin.h>

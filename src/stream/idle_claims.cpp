@@ -82,8 +82,7 @@ redis::Result<AutoClaimPage> claimIdle(redis::Connection& redis, const invocatio
                                        std::string_view consumer,
                                        std::chrono::milliseconds min_idle,
                                        const std::vector<IdleMessage>& messages,
-                                       const PoisonRule& poison,
-                                       const redis::ReplyLimits* limits) {
+                                       const PoisonRule& poison, const redis::ReplyLimits* limits) {
   static const redis::Script script(kClaimIdle);
   std::vector<std::string> script_keys = {keys.stream};
   std::vector<std::string> args = {keys.group, std::string(consumer),
