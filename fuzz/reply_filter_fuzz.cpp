@@ -1,6 +1,7 @@
 // libFuzzer target: redis::ReplyFilter on arbitrary bytes from a hostile or broken server. The
 // first bytes pick the limits and how the stream is split into reads. It must never crash;
-// replies asked for without limits must come out byte for byte (whatever the bytes); with
+// replies asked for without limits must come out byte for byte (whatever the bytes, but for a
+// header the input ends in the middle of); with
 // limits, when the input is well-formed RESP, the output must parse into as many replies, none
 // holding a string longer than max_bulk.
 #include <hiredict/hiredict.h>
@@ -18,6 +19,9 @@ namespace {
 // Complete replies in `bytes` (and whether hiredict took all of it without an error).
 int countReplies(std::string_view bytes, bool& clean, std::size_t max_bulk) {
   redictReader* reader = redictReaderCreate();
+  // The oracle must not allocate what a hostile header claims (2,000,000,000 elements): inputs
+  // past this many elements per array are not judged.
+  reader->maxelements = 4096;
   clean = redictReaderFeed(reader, bytes.data(), bytes.size()) == REDICT_OK;
   int replies = 0;
   while (clean) {
@@ -61,7 +65,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (int i = 0; i < 64; ++i) plain.expect(std::nullopt);
   std::string same;
   for (std::size_t at = 0; at < input.size(); at += step) plain.feed(input.substr(at, step), same);
-  if (same != input) std::abort();
+  // A header still incomplete when the input ends is held back until its line is whole (at most
+  // the type byte and 32 more): everything before it must have come out byte for byte.
+  if (input.substr(0, same.size()) != same || input.size() - same.size() > 33) std::abort();
 
   relay::redis::ReplyFilter limited;
   for (int i = 0; i < 64; ++i) limited.expect(limits);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <string>
 
 namespace relay::redis {
 namespace {
@@ -9,11 +10,16 @@ namespace {
 // Header lines (`$<length>`, `*<count>`) are short; a longer one is not RESP2.
 constexpr std::size_t kMaxHeader = 32;
 
-std::optional<std::int64_t> parseCount(std::string_view digits) {
-  if (!digits.empty() && digits.back() == '\r') digits.remove_suffix(1);
+// The count of a header line (without its `\n`), or nullopt unless the line is canonical RESP2:
+// digits as a server writes them, then `\r`. Anything else is handed on untouched (the filter
+// re-emits the headers it parses, so it must only parse what it would write the same way).
+std::optional<std::int64_t> parseCount(std::string_view line) {
+  if (line.empty() || line.back() != '\r') return std::nullopt;
+  line.remove_suffix(1);
   std::int64_t value = 0;
-  const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
-  if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() || value < -1) {
+  const auto [end, ec] = std::from_chars(line.data(), line.data() + line.size(), value);
+  if (line.empty() || ec != std::errc() || end != line.data() + line.size() || value < -1 ||
+      std::to_string(value) != line) {
     return std::nullopt;
   }
   return value;
@@ -45,6 +51,7 @@ void ReplyFilter::feed(std::string_view input, std::string& out) {
         line_.clear();
         if (type_ == '+' || type_ == '-' || type_ == ':') {
           emit(out, std::string_view(&type_, 1));
+          line_last_ = 0;
           state_ = State::kLine;
         } else if (type_ == '$' || type_ == '*') {
           state_ = State::kHeader;
@@ -56,15 +63,23 @@ void ReplyFilter::feed(std::string_view input, std::string& out) {
         break;
       }
       case State::kLine: {
-        // A status, error or integer line: passed as it is.
+        // A status, error or integer line: passed as it is. It ends at `\r\n`; a `\n` alone is
+        // not RESP2 (hiredict would read on), and the rest is handed on untouched.
         const std::size_t newline = input.find('\n', at);
-        const std::size_t end = newline == std::string_view::npos ? input.size() : newline + 1;
+        const std::size_t end = newline == std::string_view::npos ? input.size() : newline;
         emit(out, input.substr(at, end - at));
+        if (end > at) line_last_ = input[end - 1];
         at = end;
-        if (newline != std::string_view::npos) {
-          state_ = State::kType;
-          elementDone(out);
+        if (newline == std::string_view::npos) break;
+        if (line_last_ != '\r') {
+          state_ = State::kConfused;
+          break;
         }
+        emit(out, "\n");
+        ++at;
+        line_last_ = 0;
+        state_ = State::kType;
+        elementDone(out);
         break;
       }
       case State::kHeader: {

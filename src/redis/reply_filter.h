@@ -71,7 +71,8 @@ class ReplyFilter {
 
   State state_ = State::kType;
   char type_ = 0;
-  std::string line_;  // a header line being read (type byte excluded)
+  std::string line_;    // a header line being read (type byte excluded)
+  char line_last_ = 0;  // the last byte of a status, error or integer line passed so far
   std::deque<std::optional<ReplyLimits>> queue_;
   std::optional<ReplyLimits> limits_;  // of the reply in progress
   bool in_reply_ = false;

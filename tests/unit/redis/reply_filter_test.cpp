@@ -58,6 +58,26 @@ TEST(ReplyFilter, RepliesWithoutLimitsPassUnchangedHoweverTheyAreSplit) {
   }
 }
 
+// Found by reply_filter_fuzz: the filter re-emits the headers it parses, so a header a server
+// would not write (no \r, a leading zero, a plus sign) must be handed on as it came.
+TEST(ReplyFilter, AHeaderNotWrittenAsAServerWritesItPassesAsItCame) {
+  using namespace std::string_literals;
+  const std::vector<std::string> inputs = {"*1\r\n$5\n\0v\rent\r\n"s, "$05\r\nhello\r\n"s,
+                                           "*01\r\n:1\r\n"s, "*+1\r\n:1\r\n"s};
+  for (const std::string& input : inputs) {
+    for (const std::size_t step : {0, 1, 3}) {
+      ReplyFilter filter;
+      filter.expect(std::nullopt);
+      std::string out;
+      for (std::size_t at = 0; at < input.size(); at += step == 0 ? input.size() : step) {
+        filter.feed(std::string_view(input).substr(at, step == 0 ? input.size() : step), out);
+      }
+      EXPECT_EQ(out, input) << step;
+      EXPECT_TRUE(filter.confused());
+    }
+  }
+}
+
 TEST(ReplyFilter, ABulkOverTheLimitArrivesAsItsFirstBytesAndItsTrueLength) {
   const std::string huge(100'000, 'h');
   const std::string expected =
