@@ -32,6 +32,10 @@ const char* stateName(invocation::Marker::State state) {
       return "succeeded";
     case invocation::Marker::State::kExhausted:
       return "exhausted";
+    case invocation::Marker::State::kDeduplicated:
+      return "deduplicated";
+    case invocation::Marker::State::kSuperseded:
+      return "superseded";
   }
   return "unknown";
 }

@@ -109,7 +109,7 @@ void ClaimRenewer::renewAll() {
             : std::chrono::duration_cast<std::chrono::milliseconds>(claim.until - now);
     if (left.count() <= 0) continue;
     const auto extend = std::min(left, settings_.claim.lease) + settings_.claim.margin;
-    auto renewed = store_.renew(claim.id, claim.field, claim.token, extend);
+    auto renewed = store_.renew(claim.id, claim.field, claim.token, extend, &claim.flow);
     if (!renewed.ok()) {
       metrics_.countRedisError("renew");
       logger_.warn("claim renewal failed", {{"message_id", claim.id},
@@ -142,7 +142,7 @@ std::size_t ClaimRenewer::releaseAll() {
     if (claim.until == MonoTime::max()) continue;
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(claim.until - now);
     auto done = store_.release(claim.id, claim.field, claim.token,
-                               std::max(left, std::chrono::milliseconds(0)));
+                               std::max(left, std::chrono::milliseconds(0)), false, &claim.flow);
     if (done.ok() && *done == ReleaseVerdict::kReleased) ++released;
     if (!done.ok()) metrics_.countRedisError("release");
   }

@@ -45,7 +45,8 @@ class ClaimRenewer {
     std::string id;
     std::string field;
     std::string token;
-    MonoTime until;  // start + timeout + kill grace: no renewal beyond it
+    MonoTime until;    // start + timeout + kill grace: no renewal beyond it
+    FlowControl flow;  // the invocation's: the key slots the claim holds are renewed with it
   };
 
   /// Untracks its claim when destroyed.

@@ -44,6 +44,13 @@ std::string StreamKeys::attempts(std::string_view message_id) const {
 }
 
 std::string StreamKeys::groupRecord() const { return prefix() + "group:" + group; }
+std::string StreamKeys::flow(std::string_view kind, std::string_view scope,
+                             std::string_view value) const {
+  std::string name =
+      prefix() + "flow:" + group + ":" + std::string(kind) + ":" + std::string(scope);
+  if (!value.empty()) name += ":" + std::string(value);
+  return name;
+}
 
 std::string invocationField(std::string_view app, std::string_view handler) {
   return std::string(app) + "/" + std::string(handler);

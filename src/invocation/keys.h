@@ -53,6 +53,12 @@ struct StreamKeys {
   /// `relay:<stream>:group:<group>`: where the consumer group stood (`last_delivered`, kept by
   /// every worker's housekeeper), so a destroyed group is re-created there and not at 0.
   std::string groupRecord() const;
+  /// `relay:<stream>:flow:<group>:<kind>:<scope>[:<value>]`: the state of one flow gate
+  /// (docs/pipeline.md "Flow control"): `throttle` (per scope), and per key value `run` (its
+  /// running claims), `wait` (its queue), `latest` (a singleton's newest event), `dedupe`,
+  /// `debounce`.
+  std::string flow(std::string_view kind, std::string_view scope,
+                   std::string_view value = {}) const;
 };
 
 /// The state-hash field of one invocation: `<app>/<handler>`.
@@ -73,5 +79,8 @@ inline constexpr std::string_view kPlanField = "relay:plan";
 /// `relay:tail:<app>/<handler>`: the exit reason and output tail of its last failed attempt.
 inline constexpr std::string_view kReasonPrefix = "relay:reason:";
 inline constexpr std::string_view kTailPrefix = "relay:tail:";
+/// Prefix of the reserved field `relay:deferrals:<app>/<handler>`: how many times its handler
+/// deferred itself with a retry-after (docs/runtimes.md "Retry-after").
+inline constexpr std::string_view kDeferralsPrefix = "relay:deferrals:";
 
 }  // namespace relay::invocation

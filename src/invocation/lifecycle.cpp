@@ -6,6 +6,8 @@
 
 #include "common/duration.h"
 #include "common/rfc3339.h"
+#include "invocation/retry_after.h"
+#include "runtime/output_lines.h"
 
 namespace relay::invocation {
 namespace {
@@ -106,10 +108,15 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
       metrics_.countRedisError("try_start");
       logger_.warn("claim failed: handler not run, message left pending",
                    {{"message_id", message.id}, {"error", verdict.error().message}});
-      release(store, message, "", request.token, /*unjournal=*/true);
+      // Whichever invocation the token may hold, with the key slots it may hold.
+      for (const PlannedInvocation& planned : plan.invocations) {
+        if (planned.flow.key) release(store, message, &planned, request.token, true);
+      }
+      release(store, message, nullptr, request.token, /*unjournal=*/true);
       return Delivery::kPending;
     }
     if (verdict->journal_failed) metrics_.countRedisError("journal");
+    if (!verdict->flow.empty()) noteFlow(message, plan, verdict->flow);
     switch (verdict->kind) {
       case StartVerdict::Kind::kReplan:
         if (replanned) return Delivery::kPending;
@@ -171,7 +178,7 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
     auto slot = slots.find(planned.app);
     if (slot == slots.end()) {
       // Claimed only with kReady, which is only ever given with a slot held.
-      release(store, message, planned.field(), request.token, /*unjournal=*/true);
+      release(store, message, &planned, request.token, /*unjournal=*/true);
       return Delivery::kPending;
     }
     ConcurrencyLimiter::Slot held = std::move(slot->second);
@@ -184,6 +191,37 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
     if (step == Step::kStop) return Delivery::kPending;
   }
   return Delivery::kPending;
+}
+
+void Lifecycle::noteFlow(const Message& message, const Plan& plan,
+                         const std::vector<FlowNote>& notes) {
+  for (const FlowNote& note : notes) {
+    if (note.index >= plan.invocations.size()) continue;
+    const PlannedInvocation& planned = plan.invocations[note.index];
+    LogFields fields = {
+        {"message_id", message.id}, {"app", planned.app}, {"handler", planned.handler}};
+    switch (note.kind) {
+      case FlowNote::Kind::kDeferred:
+        metrics_.countInvocation(planned.app, planned.handler, "deferred");
+        fields.emplace_back("reason", note.reason);
+        if (note.at > 0) {
+          fields.emplace_back("until",
+                              formatRfc3339Millis(WallTime(std::chrono::milliseconds(note.at))));
+        }
+        logger_.debug("flow control: invocation deferred", fields);
+        break;
+      case FlowNote::Kind::kDeduplicated:
+        metrics_.countInvocation(planned.app, planned.handler, "deduplicated");
+        fields.emplace_back("first", note.other);
+        logger_.info("flow control: duplicate event, invocation not run", fields);
+        break;
+      case FlowNote::Kind::kSuperseded:
+        metrics_.countInvocation(planned.app, planned.handler, "superseded");
+        fields.emplace_back("by", note.other);
+        logger_.info("flow control: invocation superseded by a newer event", fields);
+        break;
+    }
+  }
 }
 
 void Lifecycle::logParked(const Message& message, const Plan& plan,
@@ -233,9 +271,13 @@ Delivery Lifecycle::writeOwed(LifecycleStore& store, const Message& message, con
   return Delivery::kPending;
 }
 
-void Lifecycle::release(LifecycleStore& store, const Message& message, const std::string& field,
-                        const std::string& token, bool unjournal) {
-  auto released = store.release(message.id, field, token, settings_.release_retry, unjournal);
+void Lifecycle::release(LifecycleStore& store, const Message& message,
+                        const PlannedInvocation* planned, const std::string& token,
+                        bool unjournal) {
+  // Without an invocation: whichever the token holds (start()'s reply was lost).
+  const std::string field = planned ? planned->field() : std::string();
+  const FlowControl* flow = planned ? &planned->flow : nullptr;
+  auto released = store.release(message.id, field, token, settings_.release_retry, unjournal, flow);
   if (released.ok()) return;
   metrics_.countRedisError("release");
   logger_.warn("releasing an unstarted claim failed: repeated until it is done",
@@ -243,10 +285,11 @@ void Lifecycle::release(LifecycleStore& store, const Message& message, const std
   // Left alone, the claim would expire: uncharged (it never began), but busy until then.
   if (!renewer_) return;
   const std::chrono::milliseconds retry_after = settings_.release_retry;
-  renewer_->retryLater("release " + message.id, [id = message.id, field, token, retry_after,
-                                                 unjournal](LifecycleStore& owner) {
-    return owner.release(id, field, token, retry_after, unjournal).ok();
-  });
+  renewer_->retryLater("release " + message.id,
+                       [id = message.id, field, token, retry_after, unjournal,
+                        held = planned ? planned->flow : FlowControl{}](LifecycleStore& owner) {
+                         return owner.release(id, field, token, retry_after, unjournal, &held).ok();
+                       });
 }
 
 void Lifecycle::journal(LifecycleStore& store, const Message& message,
@@ -265,7 +308,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
                       {"handler", planned.handler},
                       {"attempt", std::to_string(attempt)}};
   if (stopping.load()) {
-    release(store, message, field, token, /*unjournal=*/true);
+    release(store, message, &planned, token, /*unjournal=*/true);
     return Step::kStop;
   }
   runtime::InvocationSpec spec = runnable.spec;
@@ -278,11 +321,12 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   const AttemptInfo info{message, planned, attempt};
   observer_.onAttemptStart(info, spec.app_env);
   OutputTail output(logger_, settings_.output_tail);
+  output.watchRetryAfter(runtime::outputPrefix(spec));
   std::optional<ClaimRenewer::Tracked> renewing;
   if (renewer_) {
-    renewing.emplace(
-        renewer_->track({message.id, field, token,
-                         clock_.monotonicNow() + planned.timeout + settings_.claim.grace}));
+    renewing.emplace(renewer_->track(
+        {message.id, field, token, clock_.monotonicNow() + planned.timeout + settings_.claim.grace,
+         planned.flow}));
   }
   // From the moment the runtime says the handler started, the attempt counts even if this
   // worker dies: the claim becomes `running` (docs/pipeline.md "Claims").
@@ -322,7 +366,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
     renewing.reset();
     // The handler never started (docs/runtimes.md): give the attempt back, its record saying so.
     journal(store, message, record);
-    release(store, message, field, token, /*unjournal=*/false);
+    release(store, message, &planned, token, /*unjournal=*/false);
     metrics_.countInvocation(planned.app, planned.handler, "unavailable");
     fields.emplace_back("reason", outcome.error().message);
     logger_.warn("runtime could not start the handler: attempt not counted, message left pending",
@@ -336,6 +380,13 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   result.exit_reason = outcome->reason;
   result.duration = outcome->duration;
   result.retry_delay = settings_.backoff.after(attempt);
+  // docs/runtimes.md "Retry-after": exit 75 asks to be run again later, uncharged (up to a cap).
+  if (outcome->exit_code == kRetryAfterExitCode) {
+    result.deferred = true;
+    result.retry_after = std::min(output.retryAfter().value_or(settings_.retry_after_default),
+                                  settings_.retry_after_max);
+    result.max_deferrals = settings_.max_deferrals;
+  }
   std::optional<DlqEntry> dlq;
   if (!outcome->succeeded) {
     result.output_tail = output.text();
@@ -346,7 +397,8 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
       dlq->output_tail = result.output_tail;
     }
   }
-  auto recorded = store.complete(message.id, field, token, result, dlq ? &*dlq : nullptr, &record);
+  auto recorded = store.complete(message.id, field, token, result, dlq ? &*dlq : nullptr, &record,
+                                 &planned.flow);
   if (!recorded.ok()) {
     // The attempt ran and is charged whatever happens; its outcome is recorded when Redis
     // answers again, however long that takes (the call is idempotent), its claim renewed
@@ -357,8 +409,10 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
     if (renewer_) {
       renewer_->retryLater(
           "complete " + message.id + " " + field,
-          [id = message.id, field, token, result, dlq, record](LifecycleStore& owner) {
-            return owner.complete(id, field, token, result, dlq ? &*dlq : nullptr, &record).ok();
+          [id = message.id, field, token, result, dlq, record,
+           flow = planned.flow](LifecycleStore& owner) {
+            return owner.complete(id, field, token, result, dlq ? &*dlq : nullptr, &record, &flow)
+                .ok();
           },
           std::move(renewing));
     }
@@ -367,6 +421,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   renewing.reset();
   for (int i = 0; i < recorded->stats_failures; ++i) metrics_.countRedisError("stats");
   if (recorded->journal_failed) metrics_.countRedisError("journal");
+  if (recorded->woke > 0 && wake_) wake_();
   switch (recorded->kind) {
     case CompleteVerdict::Kind::kSucceeded:
       metrics_.countInvocation(planned.app, planned.handler, "succeeded");
@@ -392,6 +447,12 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
         // the DLQ could not be written: the message stays pending until it is.
         logger_.error("invocation exhausted its retries: dead-letter entry owed", fields);
       }
+      break;
+    case CompleteVerdict::Kind::kDeferred:
+      metrics_.countInvocation(planned.app, planned.handler, "retry_after");
+      fields.emplace_back("outcome", "retry_after");
+      fields.emplace_back("retry_in", formatDuration(result.retry_after));
+      logger_.info("handler asked to run again later: attempt not counted", fields);
       break;
     case CompleteVerdict::Kind::kStale:
       logger_.warn("claim was taken over while the handler ran", fields);

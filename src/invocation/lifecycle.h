@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -39,6 +40,12 @@ struct LifecycleSettings {
   std::chrono::milliseconds release_retry = std::chrono::seconds(10);
   BackoffTable backoff;
   std::size_t output_tail = OutputTail::kDefaultLimit;
+  /// docs/runtimes.md "Retry-after": a handler that exits 75 runs again after the delay it
+  /// printed (`retry-after: 30s`), at most `retry_after_max` later, after `retry_after_default`
+  /// when it printed none; uncharged up to `max_deferrals` times per invocation, then a failure.
+  std::chrono::milliseconds retry_after_default = std::chrono::minutes(1);
+  std::chrono::milliseconds retry_after_max = std::chrono::hours(1);
+  int max_deferrals = 10;
 };
 
 /// A delivered message and, when the reader classified it already (Lifecycle::settleRead), that
@@ -93,6 +100,10 @@ class Lifecycle {
 
   const LifecycleSettings& settings() const { return settings_; }
 
+  /// Called when an outcome woke waiters of a key (docs/pipeline.md "Flow control"): they are
+  /// due now, and the transport's due poller may take them at once. Set before any process().
+  void setWakeHook(std::function<void()> hook) { wake_ = std::move(hook); }
+
  private:
   enum class Step { kContinue, kStop, kAcked, kStale };
   Delivery runPlan(LifecycleStore& store, const Message& message, Plan plan,
@@ -102,6 +113,8 @@ class Lifecycle {
                   std::int64_t claimed_ms, const std::atomic<bool>& stopping);
   Delivery writeOwed(LifecycleStore& store, const Message& message, const Plan& plan,
                      const StartVerdict& verdict);
+  /// Counts and logs what flow control decided (deferred, deduplicated, superseded).
+  void noteFlow(const Message& message, const Plan& plan, const std::vector<FlowNote>& notes);
   /// Logs (and counts) why a parked message waits.
   void logParked(const Message& message, const Plan& plan, const std::vector<Runnable>& runnables,
                  const std::vector<Runnability>& runnable, const StartVerdict& verdict);
@@ -115,7 +128,7 @@ class Lifecycle {
   Delivery afterSettle(const Message& message, const Classification& what,
                        Result<SettleVerdict> verdict, std::optional<Plan>& owed, bool redelivered);
   /// Gives back an unstarted claim; `unjournal` drops the journal record start() kept for it.
-  void release(LifecycleStore& store, const Message& message, const std::string& field,
+  void release(LifecycleStore& store, const Message& message, const PlannedInvocation* planned,
                const std::string& token, bool unjournal);
   /// Writes `record` to the message's attempt journal (best effort).
   void journal(LifecycleStore& store, const Message& message, const AttemptRecord& record);
@@ -133,6 +146,7 @@ class Lifecycle {
   observability::Logger& logger_;
   Clock& clock_;
   Random& random_;
+  std::function<void()> wake_;
 };
 
 }  // namespace relay::invocation

@@ -18,7 +18,8 @@ end
 local function parse_plan(text)
   local plan = {}
   for line in string.gmatch(text, '[^\n]+') do
-    local trigger, max, timeout, field = string.match(line, '^(%a) (%d+) (%d+) (.+)$')
+    -- A tab ends the field: the invocation's flow gates follow (flow.h), passed as ARGV too.
+    local trigger, max, timeout, field = string.match(line, '^(%a) (%d+) (%d+) ([^\t]+)')
     if field then
       plan[#plan + 1] = {field = field, max = tonumber(max), timeout = tonumber(timeout),
                          trigger = trigger}
@@ -38,13 +39,19 @@ local function parse_marker(text)
     m.token = p[3] or '-'
   elseif m.state == 'exhausted' and p[3] then
     m.token, m.dlq = p[3], p[4] == 'dlq'
+  elseif m.state == 'deferred' and p[4] then
+    -- A retry-after deferral waits like a failure; its attempt was not charged.
+    m.state, m.deferred, m.next, m.token = 'failed', true, tonumber(p[3]) or 0, p[4]
+  elseif (m.state == 'deduplicated' or m.state == 'superseded') and p[3] then
+    m.other = p[3]
   else
     m = {state = 'corrupt', text = text}
   end
   return m
 end
 local function terminal(m)
-  return m ~= nil and (m.state == 'succeeded' or (m.state == 'exhausted' and m.dlq))
+  return m ~= nil and (m.state == 'succeeded' or (m.state == 'exhausted' and m.dlq) or
+                       m.state == 'deduplicated' or m.state == 'superseded')
 end
 -- A claim holds the invocation: `claimed` (its handler not started yet) or `running`.
 local function held(m)
@@ -76,16 +83,28 @@ end
 -- fields read (all of them with read_state, the named ones with read_fields), updated as the
 -- script writes them; the writes reach Redis in one HSET, in order, at flush().
 local function state_of(key, hash)
-  local s = {key = key, hash = hash, writes = {}}
+  local s = {key = key, hash = hash, writes = {}, drops = {}}
   function s.put(field, value)
     s.hash[field] = value
     s.writes[#s.writes + 1] = field
     s.writes[#s.writes + 1] = value
+    for i = #s.drops, 1, -1 do
+      if s.drops[i] == field then table.remove(s.drops, i) end
+    end
+  end
+  -- A field removed at flush(), unless written again after this call.
+  function s.drop(field)
+    s.hash[field] = nil
+    s.drops[#s.drops + 1] = field
   end
   function s.flush()
     if #s.writes > 0 then
       redis.call('HSET', key, unpack(s.writes))
       s.writes = {}
+    end
+    if #s.drops > 0 then
+      redis.call('HDEL', key, unpack(s.drops))
+      s.drops = {}
     end
   end
   function s.retained() return s.hash['relay:retained'] ~= nil end

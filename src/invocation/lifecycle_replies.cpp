@@ -52,10 +52,53 @@ Result<Kind> decodeName(const redis::ReplyView& reply,
 
 }  // namespace
 
+namespace {
+
+// The flow notes a *start* reply ends with (flow_lua_library.h flow_reply): an array of
+// [kind, index, detail, at]; `count` becomes the size of the reply without them.
+Status decodeFlowNotes(const redis::ReplyView& reply, std::size_t& count,
+                       std::vector<FlowNote>& notes) {
+  count = reply.size();
+  if (count < 2) return {};
+  auto last = reply.at(count - 1);
+  if (!last.ok() || !last->isArray()) return {};
+  --count;
+  for (std::size_t i = 0; i < last->size(); ++i) {
+    auto note = last->at(i);
+    if (!note.ok()) return protocol(note.error().message);
+    auto kind = textAt(*note, 0);
+    auto index = integerAt(*note, 1);
+    auto detail = textAt(*note, 2);
+    auto at = integerAt(*note, 3);
+    if (!kind.ok() || !index.ok() || !detail.ok() || !at.ok()) return protocol("bad flow note");
+    FlowNote decoded;
+    if (*kind == "deferred") {
+      decoded.kind = FlowNote::Kind::kDeferred;
+      decoded.reason = std::string(*detail);
+    } else if (*kind == "deduplicated" || *kind == "superseded") {
+      decoded.kind =
+          *kind == "deduplicated" ? FlowNote::Kind::kDeduplicated : FlowNote::Kind::kSuperseded;
+      decoded.other = std::string(*detail);
+    } else {
+      return protocol("unknown flow note \"" + std::string(*kind) + "\"");
+    }
+    decoded.index = static_cast<std::size_t>(*index);
+    decoded.at = *at;
+    notes.push_back(std::move(decoded));
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<StartVerdict> decodeStart(const redis::ReplyView& reply) {
   auto name = textAt(reply, 0);
   if (!name.ok()) return name.error();
   StartVerdict verdict;
+  std::size_t count = 0;
+  if (Status notes = decodeFlowNotes(reply, count, verdict.flow); !notes.ok()) {
+    return notes.error();
+  }
   using Kind = StartVerdict::Kind;
   if (*name == "run" || *name == "busy") {
     verdict.kind = *name == "run" ? Kind::kRun : Kind::kBusy;
@@ -64,7 +107,7 @@ Result<StartVerdict> decodeStart(const redis::ReplyView& reply) {
     if (!index.ok() || !attempt.ok()) return protocol("start: bad run/busy reply");
     verdict.index = static_cast<std::size_t>(*index);
     verdict.attempt = static_cast<int>(*attempt);
-    if (reply.size() > 3) {  // a new claim: whether its journal record was written
+    if (count > 3) {  // a new claim: whether its journal record was written
       auto unjournaled = integerAt(reply, 3);
       if (!unjournaled.ok()) return unjournaled.error();
       verdict.journal_failed = *unjournaled != 0;
@@ -79,7 +122,7 @@ Result<StartVerdict> decodeStart(const redis::ReplyView& reply) {
     auto until = integerAt(reply, 1);
     if (!until.ok()) return protocol("start: bad pending reply");
     verdict.until = *until;
-    for (std::size_t i = 2; i < reply.size(); ++i) {
+    for (std::size_t i = 2; i < count; ++i) {
       auto app = textAt(reply, i);
       if (!app.ok()) return app.error();
       verdict.paused.emplace_back(*app);
@@ -97,7 +140,7 @@ Result<StartVerdict> decodeStart(const redis::ReplyView& reply) {
     verdict.kind = Kind::kRetained;
   } else if (*name == "owes") {
     verdict.kind = Kind::kOwesDlq;
-    for (std::size_t i = 1; i + 1 < reply.size(); i += 2) {
+    for (std::size_t i = 1; i + 1 < count; i += 2) {
       auto index = integerAt(reply, i);
       auto attempt = integerAt(reply, i + 1);
       if (!index.ok() || !attempt.ok()) return protocol("start: bad owes reply");
@@ -126,7 +169,9 @@ Result<CompleteVerdict> decodeComplete(const redis::ReplyView& reply) {
   auto written = integerAt(reply, 2);
   auto failures = integerAt(reply, 3);
   auto unjournaled = integerAt(reply, 4);
-  if (!name.ok() || !acked.ok() || !written.ok() || !failures.ok() || !unjournaled.ok()) {
+  auto woke = integerAt(reply, 5);
+  if (!name.ok() || !acked.ok() || !written.ok() || !failures.ok() || !unjournaled.ok() ||
+      !woke.ok()) {
     return protocol("complete: bad reply");
   }
   static constexpr std::pair<std::string_view, CompleteVerdict::Kind> kNames[] = {
@@ -134,11 +179,16 @@ Result<CompleteVerdict> decodeComplete(const redis::ReplyView& reply) {
       {"failed", CompleteVerdict::Kind::kFailed},
       {"exhausted", CompleteVerdict::Kind::kExhausted},
       {"stale", CompleteVerdict::Kind::kStale},
-      {"retained", CompleteVerdict::Kind::kRetained}};
+      {"retained", CompleteVerdict::Kind::kRetained},
+      {"deferred", CompleteVerdict::Kind::kDeferred}};
   for (const auto& [known, kind] : kNames) {
     if (*name == known) {
-      return CompleteVerdict{kind, *written != 0, *acked != 0, static_cast<int>(*failures),
-                             *unjournaled != 0};
+      return CompleteVerdict{kind,
+                             *written != 0,
+                             *acked != 0,
+                             static_cast<int>(*failures),
+                             *unjournaled != 0,
+                             static_cast<int>(*woke)};
     }
   }
   return protocol("complete returned \"" + std::string(*name) + "\"");

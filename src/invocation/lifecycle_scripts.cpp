@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "invocation/flow_lua_library.h"
 #include "invocation/lifecycle_lua_library.h"
 
 namespace relay::invocation {
@@ -19,6 +20,11 @@ local gap, takeover_grace = tonumber(ARGV[15]), tonumber(ARGV[16])
 local plan = parse_plan(candidate)
 local fields = {'relay:retained', 'relay:plan'}
 for _, e in ipairs(plan) do fields[#fields + 1] = e.field end
+-- Flow control (docs/pipeline.md "Flow control"): what each invocation waits for, if anything.
+local flow = flow_parse(ARGV[17])
+for i, e in ipairs(plan) do
+  if flow.gates[i] then fields[#fields + 1] = 'relay:wait:' .. e.field end
+end
 local s = read_fields(key, fields)
 local pel = redis.call('XPENDING', stream, group, id, id, 1)[1]
 if s.retained() then
@@ -31,26 +37,37 @@ end
 if not pel then return {'gone'} end
 if pel[2] == parking then return {'pending', 0} end  -- parked (maybe by this call, repeated)
 if pel[2] ~= consumer then return {'elsewhere', pel[2]} end
+local now = now_ms()
 local text = s.hash['relay:plan']
 if not text then
   s.put('relay:plan', candidate)
+  flow_arrive(flow, plan, s, id, now)
 elseif text ~= candidate then
   return {'replan', text}
 end
-local now = now_ms()
 local takeover = nil  -- whether expired claims may be taken over now, asked once
+local function may_take_over()
+  if takeover == nil then takeover = observe_clock(clock, now, gap, takeover_grace) end
+  return takeover
+end
 local markers = {}
 for i, e in ipairs(plan) do
   local m = s.marker(e.field)
   if m and m.state == 'corrupt' then s.flush(); return {'corrupt', e.field, m.text} end
   if held(m) then
-    if m.token == token then s.flush(); return {'run', i - 1, m.attempt} end  -- a repeat: same claim
-    if takeover == nil and now >= m.deadline then
-      takeover = observe_clock(clock, now, gap, takeover_grace)
+    if m.token == token then  -- a repeat: same claim
+      s.flush()
+      return flow_reply(flow, {'run', i - 1, m.attempt})
     end
-    if now < m.deadline or not takeover then s.flush(); return {'busy', i - 1, m.attempt} end
+    if now < m.deadline or not may_take_over() then
+      s.flush()
+      return flow_reply(flow, {'busy', i - 1, m.attempt})
+    end
     -- Its worker is gone. An unstarted claim charged nothing: due again now. A started one ran
     -- and counts, with the backoff of a failure (or exhaustion after the last attempt).
+    if flow.gates[i] and flow.gates[i].key then
+      flow_give_back(flow, flow.gates[i].key, m.token, now)
+    end
     if m.state == 'claimed' then
       m = {state = 'failed', attempt = m.attempt - 1, next = now, token = '-'}
     else
@@ -83,7 +100,7 @@ local function paused_app(field)
   end
   return is_paused[string.match(field, '^([^/]*)')]
 end
-local owed, parked_for, earliest = {}, {}, nil
+local owed, parked_for, earliest, queued = {}, {}, nil, false
 local function wait_until(at)
   if earliest == nil or at < earliest then earliest = at end
 end
@@ -107,43 +124,60 @@ for i, e in ipairs(plan) do
   end
   if attempt then
     local how = string.sub(mask, i, i)
+    local g = flow.gates[i]
+    local gate = nil
+    if g and how ~= 'n' and not paused_app(e.field) then
+      gate = flow_gate(flow, g, e, s, id, attempt, now, may_take_over)
+    end
     if paused_app(e.field) then
       parked_for[#parked_for + 1] = string.match(e.field, '^([^/]*)')
+    elseif gate and gate[1] == 'superseded' then
+      -- A newer event of its key replaced it before it ever ran: nothing is owed.
+      s.put(e.field, 'superseded:0:' .. gate[2])
+      if s.hash['relay:wait:' .. e.field] then s.drop('relay:wait:' .. e.field) end
+      if g.key then redis.call('ZREM', g.key.wait, id) end
+      stat(flow.stats, e.field, 'superseded', 1)
+      flow_note(flow, 'superseded', i, gate[2])
+    elseif gate then
+      flow_wait(flow, i, e, s, gate[3], gate[2])
+      if gate[2] > 0 then wait_until(gate[2]) else queued = true end
     elseif how == 'r' then
       local hold = math.min(e.timeout + grace, lease) + margin
       s.put(e.field, 'claimed:' .. attempt .. ':' .. token .. ':' .. (now + hold))
+      if g then flow_take(flow, g, e, s, id, token, now + hold, now) end
       s.flush()
       reindex(s, plan, due, id)
       local unjournaled = 0
       if started ~= '' then unjournaled = journal(attempts, e.field .. '#' .. attempt, started, ttl) end
-      return {'run', i - 1, attempt, unjournaled}
+      return flow_reply(flow, {'run', i - 1, attempt, unjournaled})
     elseif how == 's' then
       s.flush()
       reindex(s, plan, due, id)
-      return {'slot', i - 1}
+      return flow_reply(flow, {'slot', i - 1})
     else
       wait_until(now + elsewhere)  -- another worker (or this one, later) may run it
     end
   end
 end
 s.flush()
-if earliest == nil and #parked_for == 0 then
+if earliest == nil and #parked_for == 0 and not queued then
   reindex(s, plan, due, id)
   if #owed > 0 then
     local reply = {'owes'}
     for _, v in ipairs(owed) do reply[#reply + 1] = v end
-    return reply
+    return flow_reply(flow, reply)
   end
-  return {'done'}
+  return flow_reply(flow, {'done'})
 end
--- Nothing can start now: the message waits on an index, held by the parking consumer, which
--- nothing reclaims from; the pollers take it back when it is due or its app resumed.
+-- Nothing can start now: the message waits on an index (the due index, the paused queue, its
+-- keys' queues), held by the parking consumer, which nothing reclaims from; the pollers take it
+-- back when it is due, its app resumed or its key woke it.
 if earliest then redis.call('ZADD', due, earliest, id) else redis.call('ZREM', due, id) end
 for _, app in ipairs(parked_for) do redis.call('ZADD', paused_queue, 0, app .. '\n' .. id) end
 redis.call('XCLAIM', stream, group, parking, 0, id, 'JUSTID')
 local reply = {'pending', earliest or 0}
 for _, app in ipairs(parked_for) do reply[#reply + 1] = app end
-return reply
+return flow_reply(flow, reply)
 )LUA";
 
 // A claimed invocation's handler started: from now on its attempt counts even if its worker
@@ -174,6 +208,9 @@ local attempts = KEYS[6]
 local field, token, outcome, delay = ARGV[1], ARGV[2], ARGV[3], tonumber(ARGV[4])
 local ttl, group, id, duration = tonumber(ARGV[5]), ARGV[6], ARGV[7], ARGV[8]
 local reason, tail, record_field, record = ARGV[9], ARGV[10], ARGV[11], ARGV[12]
+-- The key slots the claim holds (flow_lua_library.h), the retry-after cap and delay.
+local flow = flow_parse(ARGV[13])
+local max_deferrals, retry_after = tonumber(ARGV[14]), tonumber(ARGV[15])
 -- The finished attempt's journal record, whatever the verdict below.
 local unjournaled = 0
 if record_field ~= '' then unjournaled = journal(attempts, record_field, record, ttl) end
@@ -182,11 +219,17 @@ local m = s.marker(field)
 local acked = s.retained() and 1 or 0
 -- A repeat of a call whose reply was lost: the recorded verdict, nothing changed twice.
 if m and m.token == token and not held(m) and m.state ~= 'corrupt' then
-  return {m.state, acked, m.dlq and 1 or 0, 0, unjournaled}
+  return {m.deferred and 'deferred' or m.state, acked, m.dlq and 1 or 0, 0, unjournaled, 0}
 end
-if acked == 1 then return {'retained', 1, 0, 0, unjournaled} end
+if acked == 1 then return {'retained', 1, 0, 0, unjournaled, 0} end
 -- A `claimed` marker ran too: its begin call's reply (or the call itself) was lost.
-if not held(m) or m.token ~= token then return {'stale', 0, 0, 0, unjournaled} end
+if not held(m) or m.token ~= token then return {'stale', 0, 0, 0, unjournaled, 0} end
+local now = now_ms()
+-- The slots of its key go back: the next waiters' turn (docs/pipeline.md "Flow control").
+local woke = 0
+for _, g in pairs(flow.gates) do
+  if g.key then woke = woke + flow_give_back(flow, g.key, token, now) end
+end
 local plan = s.plan()
 local max = 1
 for _, e in ipairs(plan or {}) do
@@ -194,9 +237,18 @@ for _, e in ipairs(plan or {}) do
 end
 stat(stats, field, 'duration_seconds', duration)
 local verdict, written = 'succeeded', 0
+local deferrals = tonumber(s.hash['relay:deferrals:' .. field]) or 0
 if outcome == 'succeeded' then
   stat(stats, field, 'succeeded', 1)
   s.put(field, 'succeeded:' .. m.attempt .. ':' .. token)
+elseif outcome == 'deferred' and deferrals < max_deferrals then
+  -- The handler asked to run again later (retry-after): not charged, up to the cap.
+  verdict = 'deferred'
+  stat(stats, field, 'retry_after', 1)
+  s.put('relay:deferrals:' .. field, deferrals + 1)
+  s.put('relay:reason:' .. field, reason)
+  s.put('relay:tail:' .. field, tail)
+  s.put(field, 'deferred:' .. (m.attempt - 1) .. ':' .. (now + retry_after) .. ':' .. token)
 else
   stat(stats, field, 'failed', 1)
   s.put('relay:reason:' .. field, reason)
@@ -210,29 +262,30 @@ else
     for _, e in ipairs(plan or {}) do
       if e.field ~= field and not terminal(s.marker(e.field)) then others = false end
     end
-    if others and #ARGV > 12 and xadd_dlq(dlq, stream, group, id, 13) then
+    if others and #ARGV > 15 and xadd_dlq(dlq, stream, group, id, 16) then
       stat(stats, field, 'dlq', 1)
       text, written = text .. ':dlq', 1
     end
     s.put(field, text)
   else
     verdict = 'failed'
-    s.put(field, 'failed:' .. m.attempt .. ':' .. (now_ms() + delay) .. ':' .. token)
+    s.put(field, 'failed:' .. m.attempt .. ':' .. (now + delay) .. ':' .. token)
   end
 end
 if resolved(s, plan) then
   ack_and_retain(s, stream, due, group, id, ttl)
-  return {verdict, 1, written, stats_failures, unjournaled}
+  return {verdict, 1, written, stats_failures, unjournaled, woke}
 end
 s.flush()
 reindex(s, plan, due, id)
-return {verdict, 0, written, stats_failures, unjournaled}
+return {verdict, 0, written, stats_failures, unjournaled, woke}
 )LUA";
 
 constexpr const char* kRelease = R"LUA(
 local key, due, attempts = KEYS[1], KEYS[2], KEYS[3]
 local field, token, retry_after, id = ARGV[1], ARGV[2], tonumber(ARGV[3]), ARGV[4]
 local unjournal = ARGV[5] == '1'
+local flow = flow_parse(ARGV[6])  -- the key slots the claim holds
 local s = read_state(key)
 if s.retained() then return 'retained' end
 local plan = s.plan()
@@ -246,9 +299,13 @@ if field == '' then
 end
 local m = s.marker(field)
 if not held(m) or m.token ~= token then return 'not_held' end
-s.put(field, 'failed:' .. (m.attempt - 1) .. ':' .. (now_ms() + retry_after) .. ':-')
+local now = now_ms()
+s.put(field, 'failed:' .. (m.attempt - 1) .. ':' .. (now + retry_after) .. ':-')
 s.flush()
 reindex(s, plan, due, id)
+for _, g in pairs(flow.gates) do
+  if g.key then flow_give_back(flow, g.key, token, now) end
+end
 -- No handler ran: the record *start* kept for this attempt goes (best effort, like it).
 if unjournal then redis.pcall('HDEL', attempts, field .. '#' .. m.attempt) end
 return 'released'
@@ -258,12 +315,16 @@ constexpr const char* kRenew = R"LUA(
 local key, stream = KEYS[1], KEYS[2]
 local field, token, extend = ARGV[1], ARGV[2], tonumber(ARGV[3])
 local group, consumer, id = ARGV[4], ARGV[5], ARGV[6]
+local flow = flow_parse(ARGV[7])  -- the key slots the claim holds
 local s = read_fields(key, {'relay:retained', field})
 if s.retained() then return 'retained' end
 local m = s.marker(field)
 if not held(m) or m.token ~= token then return 'lost' end
 local deadline = math.max(m.deadline, now_ms() + extend)
 redis.call('HSET', key, field, m.state .. ':' .. m.attempt .. ':' .. token .. ':' .. deadline)
+for _, g in pairs(flow.gates) do
+  if g.key then redis.call('ZADD', g.key.run, 'XX', deadline, token) end
+end
 redis.call('XCLAIM', stream, group, consumer, 0, id, 'JUSTID')
 return 'renewed'
 )LUA";
@@ -404,15 +465,20 @@ redis::Script script(const char* body) {
   return redis::Script(std::string(kLifecycleLuaLibrary) + body);
 }
 
+// A script that takes flow control part too.
+redis::Script flowScript(const char* body) {
+  return redis::Script(std::string(kLifecycleLuaLibrary) + kFlowLuaLibrary + body);
+}
+
 }  // namespace
 
 LifecycleScripts::LifecycleScripts()
-    : start(script(kStart)),
+    : start(flowScript(kStart)),
       begin(script(kBegin)),
       heartbeat(script(kHeartbeat)),
-      complete(script(kComplete)),
-      release(script(kRelease)),
-      renew(script(kRenew)),
+      complete(flowScript(kComplete)),
+      release(flowScript(kRelease)),
+      renew(flowScript(kRenew)),
       write_dlq(script(kWriteDlq)),
       acknowledge(script(kAcknowledge)),
       clear_missing(script(kClearMissing)),

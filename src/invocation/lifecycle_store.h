@@ -11,6 +11,7 @@
 #include "invocation/attempt_journal.h"
 #include "invocation/backoff.h"
 #include "invocation/dlq_entry.h"
+#include "invocation/flow.h"
 #include "invocation/keys.h"
 #include "invocation/plan.h"
 
@@ -53,6 +54,22 @@ struct StartRequest {
   std::chrono::milliseconds retry_elsewhere{60'000};
 };
 
+/// A flow-control decision start() made about one planned invocation (docs/pipeline.md "Flow
+/// control"), for the worker's metrics and logs.
+struct FlowNote {
+  enum class Kind {
+    kDeferred,      // it waits (`reason`: throttled, key_busy, debounced) until `at` (0: woken)
+    kDeduplicated,  // its dedupe key was first seen by message `other`: never run
+    kSuperseded,    // message `other`, newer, replaced it before it ran
+  };
+  Kind kind = Kind::kDeferred;
+  std::size_t index = 0;
+  std::string reason;  // kDeferred
+  std::string other;   // kDeduplicated, kSuperseded
+  std::int64_t at = 0;
+  bool operator==(const FlowNote&) const = default;
+};
+
 /// What start() decided for one delivery.
 struct StartVerdict {
   enum class Kind {
@@ -79,6 +96,7 @@ struct StartVerdict {
   std::vector<std::pair<std::size_t, int>> owed;
   Plan plan;                    // kReplan: the recorded plan
   bool journal_failed = false;  // kRun: the started record could not be written (nothing else)
+  std::vector<FlowNote> flow;   // what flow control decided on the way, whatever the kind
 };
 
 /// What happened to one attempt, as complete() records it.
@@ -88,6 +106,11 @@ struct AttemptResult {
   std::string output_tail;                // the last bytes of the attempt's output
   std::chrono::nanoseconds duration{0};   // for the persisted statistics
   std::chrono::milliseconds retry_delay;  // the backoff after this attempt, if it failed
+  /// The handler asked to be run again after `retry_after` (docs/runtimes.md "Retry-after"): not
+  /// charged, unless the invocation was deferred `max_deferrals` times already (then a failure).
+  bool deferred = false;
+  std::chrono::milliseconds retry_after{0};
+  int max_deferrals = 0;
 };
 
 /// How complete() landed.
@@ -98,12 +121,14 @@ struct CompleteVerdict {
     kExhausted,  // the last attempt failed (`dlq_written` when its entry was given and written)
     kStale,      // the claim is no longer this token's: nothing changed
     kRetained,   // the message already left the PEL
+    kDeferred,   // AttemptResult::deferred within its cap: due again after retry_after, uncharged
   };
   Kind kind = Kind::kStale;
   bool dlq_written = false;
   bool acked = false;           // this was the last unresolved invocation: XACK + retention done
   int stats_failures = 0;       // statistics increments that failed (never change the lifecycle)
   bool journal_failed = false;  // the finished record could not be written (nothing else)
+  int woke = 0;                 // waiters of its key made due now (docs/pipeline.md "Flow control")
 };
 
 /// How writeDlq() landed.
@@ -184,24 +209,29 @@ class LifecycleStore {
   /// with `dlq` given writes that entry (deliveries filled in by the store) in the same step.
   /// When no invocation is left unresolved, the message is acknowledged and retained too.
   /// `finished`, when given, goes to the attempt journal in the same step whatever the verdict,
-  /// best effort (journal()).
+  /// best effort (journal()). `flow`, the invocation's flow control, names the key slots the
+  /// claim holds: they go back in the same step and the key's next waiters are woken.
   virtual Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
                                            std::string_view token, const AttemptResult& result,
                                            const DlqEntry* dlq,
-                                           const AttemptRecord* finished = nullptr) = 0;
+                                           const AttemptRecord* finished = nullptr,
+                                           const FlowControl* flow = nullptr) = 0;
   /// Gives back a claim whose handler never started (nothing charged); the invocation is due
   /// again after `retry_after`. An empty `field` releases whichever invocation `token` holds
   /// (after start() failed, the caller cannot know which one it claimed). With `unjournal`, a
   /// released claim's attempt record (the one start() kept) leaves the attempt journal in the
-  /// same step: no handler ran.
+  /// same step: no handler ran. `flow` as for complete(): the claim's key slots go back.
   virtual Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
                                          std::string_view token,
                                          std::chrono::milliseconds retry_after,
-                                         bool unjournal = false) = 0;
+                                         bool unjournal = false,
+                                         const FlowControl* flow = nullptr) = 0;
   /// Extends a running claim to at least `extend` from now and refreshes the message's PEL
-  /// idle time for this consumer (a long handler keeps its message).
+  /// idle time for this consumer (a long handler keeps its message); the key slots `flow` names
+  /// are held as long.
   virtual Result<RenewVerdict> renew(std::string_view id, std::string_view field,
-                                     std::string_view token, std::chrono::milliseconds extend) = 0;
+                                     std::string_view token, std::chrono::milliseconds extend,
+                                     const FlowControl* flow = nullptr) = 0;
   /// Writes the owed DLQ entry of an exhausted invocation, or of an unrunnable message (field
   /// kMalformedField), then acknowledges when nothing else is unresolved.
   virtual Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,

@@ -31,10 +31,16 @@ std::optional<Marker> Marker::parse(std::string_view text) {
       parseWholeNumber(parts[3], marker.deadline_ms)) {
     marker.state = kind == "running" ? State::kRunning : State::kClaimed;
     marker.token = parts[2];
-  } else if (kind == "failed" && (parts.size() == 3 || parts.size() == 4) &&
+  } else if ((kind == "failed" || (kind == "deferred" && parts.size() == 4)) &&
+             (parts.size() == 3 || parts.size() == 4) &&
              parseWholeNumber(parts[2], marker.next_attempt_ms)) {
     marker.state = State::kFailed;
+    marker.deferred = kind == "deferred";
     if (parts.size() == 4) marker.token = parts[3];
+  } else if ((kind == "deduplicated" || kind == "superseded") && parts.size() == 3 &&
+             !parts[2].empty()) {
+    marker.state = kind == "deduplicated" ? State::kDeduplicated : State::kSuperseded;
+    marker.other = parts[2];
   } else if (kind == "succeeded" && (parts.size() == 2 || parts.size() == 3)) {
     marker.state = State::kSucceeded;
     if (parts.size() == 3) marker.token = parts[2];
@@ -57,11 +63,16 @@ std::string Marker::format() const {
     case State::kRunning:
       return "running:" + a + ":" + token + ":" + std::to_string(deadline_ms);
     case State::kFailed:
-      return "failed:" + a + ":" + std::to_string(next_attempt_ms) + ":" + token;
+      return (deferred ? "deferred:" : "failed:") + a + ":" + std::to_string(next_attempt_ms) +
+             ":" + token;
     case State::kSucceeded:
       return "succeeded:" + a + ":" + token;
     case State::kExhausted:
       return "exhausted:" + a + ":" + token + (dlq_written ? ":dlq" : "");
+    case State::kDeduplicated:
+      return "deduplicated:" + a + ":" + other;
+    case State::kSuperseded:
+      return "superseded:" + a + ":" + other;
   }
   return {};
 }

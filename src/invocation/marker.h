@@ -15,28 +15,47 @@ namespace relay::invocation {
 ///   succeeded:<attempt>:<token>
 ///   exhausted:<attempt>:<token>                     every attempt failed; DLQ entry owed
 ///   exhausted:<attempt>:<token>:dlq                 ... and written
+///   deferred:<attempt>:<next-attempt-at-ms>:<token> the handler asked to be run again later
+///                                                   (retry-after): like failed, its attempt
+///                                                   not charged (`attempt` counts the others)
+///   deduplicated:0:<message-id>                     its dedupe key was seen first by that
+///                                                   message: never run (terminal)
+///   superseded:0:<message-id>                       a newer event of its debounce or singleton
+///                                                   key replaced it before it ran (terminal)
 /// The token stays in every marker so a repeated call (its reply was lost) is recognised and
 /// answered with the recorded verdict. A released claim leaves `failed:<N-1>:<at>:-`. Times are
 /// Unix milliseconds of Redis's clock (TIME). The Lua scripts write these; the in-memory store
 /// and the tools read and write them through this type. Markers of an older Relay (no token in
 /// succeeded/failed) still parse.
 struct Marker {
-  enum class State { kClaimed, kRunning, kFailed, kSucceeded, kExhausted };
+  enum class State {
+    kClaimed,
+    kRunning,
+    kFailed,
+    kSucceeded,
+    kExhausted,
+    kDeduplicated,
+    kSuperseded
+  };
   State state = State::kRunning;
   int attempt = 0;
   std::string token;
   std::int64_t deadline_ms = 0;      // claimed, running: when the claim expires
   std::int64_t next_attempt_ms = 0;  // failed
   bool dlq_written = false;          // exhausted
+  bool deferred = false;             // failed: a retry-after deferral (`deferred:`), uncharged
+  std::string other;                 // deduplicated, superseded: the message that won
 
   /// Parses a stored marker; nullopt for anything malformed.
   static std::optional<Marker> parse(std::string_view text);
   std::string format() const;
   /// Claimed or running: a claim holds the invocation (live until deadline_ms).
   bool held() const { return state == State::kClaimed || state == State::kRunning; }
-  /// Succeeded, or exhausted with its DLQ entry written: nothing left to do.
+  /// Succeeded, exhausted with its DLQ entry written, deduplicated or superseded: nothing left
+  /// to do.
   bool terminal() const {
-    return state == State::kSucceeded || (state == State::kExhausted && dlq_written);
+    return state == State::kSucceeded || (state == State::kExhausted && dlq_written) ||
+           state == State::kDeduplicated || state == State::kSuperseded;
   }
 };
 

@@ -1,9 +1,16 @@
 #include "invocation/output_tail.h"
 
+#include "invocation/retry_after.h"
+
 namespace relay::invocation {
 
 void OutputTail::line(std::string_view prefixed_line) {
   logger_.handlerOutput(prefixed_line);
+  if (!retry_after_prefix_.empty() && prefixed_line.starts_with(retry_after_prefix_)) {
+    if (auto delay = parseRetryAfter(prefixed_line.substr(retry_after_prefix_.size()))) {
+      retry_after_ = delay;
+    }
+  }
   lines_.emplace_back(prefixed_line.size() > limit_
                           ? prefixed_line.substr(prefixed_line.size() - limit_)
                           : prefixed_line);

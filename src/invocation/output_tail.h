@@ -1,8 +1,10 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <deque>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -28,6 +30,10 @@ class OutputTail final : public runtime::OutputSink {
   bool hasStarted() const { return started_; }
   /// The kept lines joined by `\n`, at most `limit` bytes (a longer last line keeps its end).
   std::string text() const;
+  /// Lines that start with `prefix` (the handler's, as the runtime adds it) are read for a
+  /// retry-after request too (retry_after.h): retryAfter() is the last one's delay.
+  void watchRetryAfter(std::string prefix) { retry_after_prefix_ = std::move(prefix); }
+  std::optional<std::chrono::milliseconds> retryAfter() const { return retry_after_; }
 
  private:
   observability::Logger& logger_;
@@ -36,6 +42,8 @@ class OutputTail final : public runtime::OutputSink {
   std::size_t bytes_ = 0;  // sum of the kept lines' sizes plus one separator each
   std::function<void()> on_started_;
   bool started_ = false;
+  std::string retry_after_prefix_;
+  std::optional<std::chrono::milliseconds> retry_after_;
 };
 
 }  // namespace relay::invocation

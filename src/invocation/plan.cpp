@@ -23,7 +23,9 @@ std::string encodePlan(const Plan& plan) {
   for (const PlannedInvocation& invocation : plan.invocations) {
     text += invocation.trigger == runtime::Trigger::kSchedule ? 's' : 'e';
     text += ' ' + std::to_string(invocation.max_attempts) + ' ' +
-            std::to_string(invocation.timeout.count()) + ' ' + invocation.field() + '\n';
+            std::to_string(invocation.timeout.count()) + ' ' + invocation.field();
+    if (!invocation.flow.empty()) text += '\t' + encodeFlow(invocation.flow);
+    text += '\n';
   }
   return text;
 }
@@ -33,6 +35,13 @@ std::optional<Plan> decodePlan(std::string_view text) {
   while (!text.empty()) {
     std::string_view line;
     if (!take(text, '\n', line)) return std::nullopt;
+    std::optional<FlowControl> flow = FlowControl{};
+    if (const std::size_t tab = line.find('\t'); tab != std::string_view::npos) {
+      // The encoder writes a tab only before gates.
+      flow = tab + 1 < line.size() ? decodeFlow(line.substr(tab + 1)) : std::nullopt;
+      line = line.substr(0, tab);
+    }
+    if (!flow) return std::nullopt;
     std::string_view trigger, attempts, timeout, app;
     if (!take(line, ' ', trigger) || !take(line, ' ', attempts) || !take(line, ' ', timeout) ||
         !take(line, '/', app) || line.empty() || app.empty()) {
@@ -54,6 +63,7 @@ std::optional<Plan> decodePlan(std::string_view text) {
     invocation.timeout = std::chrono::milliseconds(timeout_ms);
     invocation.app = app;
     invocation.handler = line;
+    invocation.flow = std::move(*flow);
     plan.invocations.push_back(std::move(invocation));
   }
   return plan;

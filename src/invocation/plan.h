@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "invocation/flow.h"
 #include "runtime/runtime.h"
 
 namespace relay::invocation {
@@ -18,6 +19,7 @@ struct PlannedInvocation {
   int max_attempts = 1;  // the rule's retries + 1
   std::chrono::milliseconds timeout{30'000};
   runtime::Trigger trigger = runtime::Trigger::kEvent;  // kEvent or kSchedule
+  FlowControl flow;  // its gates (flow.h), with the key values its event gave
 
   /// The state-hash field: `<app>/<handler>`.
   std::string field() const;
@@ -33,9 +35,10 @@ struct Plan {
 };
 
 /// The `relay:plan` text: one line per invocation, `<trigger> <max-attempts> <timeout-ms>
-/// <app>/<handler>`, trigger `e` (event) or `s` (schedule). Handler names hold no control
-/// characters (app/template validation), so a newline separates entries. The Lua scripts parse
-/// the same text (lifecycle_scripts.cpp).
+/// <app>/<handler>`, trigger `e` (event) or `s` (schedule), then, when it has flow control, a tab
+/// and its gates (encodeFlow). Handler names hold no control characters (app/template
+/// validation), so a newline separates entries and a tab ends the field. The Lua scripts parse
+/// the same text (lifecycle_lua_library.h).
 std::string encodePlan(const Plan& plan);
 /// Nullopt for text of another shape (a corrupt or foreign field).
 std::optional<Plan> decodePlan(std::string_view text);

@@ -1,5 +1,6 @@
 #include "invocation/redis_lifecycle_store.h"
 
+#include <cstdio>
 #include <utility>
 
 #include "invocation/keys.h"
@@ -28,6 +29,86 @@ bool runAgainAlone(const Reply& reply) {
   return !reply.ok() &&
          (reply.error().kind != redis::ErrorKind::kReply ||
           redis::isReplyError(reply.error(), "NOSCRIPT") || transient(reply.error()));
+}
+
+std::string decimal(double value) {
+  char text[48];
+  std::snprintf(text, sizeof text, "%.6f", value);
+  return text;
+}
+
+// Appends `name` to the script's KEYS; its 1-based index there, as the Lua reads it.
+std::string keyIndex(std::vector<std::string>& keys, std::string name) {
+  keys.push_back(std::move(name));
+  return std::to_string(keys.size());
+}
+
+// A key gate's lines (flow_lua_library.h) for invocation `inv` (1-based; 0 for a held slot).
+std::string keyGateSpec(const StreamKeys& names, const KeyGate& gate, const std::string& scope,
+                        std::size_t inv, std::vector<std::string>& keys) {
+  std::string line = "k " + std::to_string(inv) + " " +
+                     keyIndex(keys, names.flow("run", scope, gate.value)) + " " +
+                     keyIndex(keys, names.flow("wait", scope, gate.value)) + " " +
+                     std::to_string(gate.limit) + " ";
+  line += gate.singleton && inv > 0 ? keyIndex(keys, names.flow("latest", scope, gate.value)) : "0";
+  return line + "\n";
+}
+
+// The context line of the flow Lua: statistics, the promise, the stream, the due index.
+std::string flowContext(const StreamKeys& names, std::vector<std::string>& keys,
+                        const std::string& stream, const std::string& due,
+                        std::chrono::milliseconds promise, bool stats) {
+  return "f " + (stats ? keyIndex(keys, names.stats()) : std::string("0")) + " " + millis(promise) +
+         " " + stream + " " + due + " " + names.group + "\n";
+}
+
+// The flow gates of a start() request (flow_lua_library.h): their keys appended to `keys`.
+std::string startFlow(const StreamKeys& names, const Plan& plan, std::chrono::milliseconds promise,
+                      std::vector<std::string>& keys) {
+  std::string spec;
+  for (std::size_t i = 0; i < plan.invocations.size(); ++i) {
+    const PlannedInvocation& planned = plan.invocations[i];
+    const FlowControl& flow = planned.flow;
+    if (flow.empty()) continue;
+    if (spec.empty()) spec = flowContext(names, keys, "4", "2", promise, true);
+    const std::string inv = std::to_string(i + 1);
+    const std::string field = planned.field();
+    for (const ThrottleGate& gate : flow.throttles) {
+      const double interval =
+          static_cast<double>(gate.period.count()) / static_cast<double>(gate.limit);
+      spec +=
+          "t " + inv + " " +
+          keyIndex(keys, names.flow("throttle", flowScopeName(gate.scope, planned.app, field))) +
+          " " + decimal(interval) + " " + decimal(interval * gate.burst) + " " +
+          millis(gate.period) + "\n";
+    }
+    if (flow.key) {
+      spec += keyGateSpec(names, *flow.key, flowScopeName(flow.key->scope, planned.app, field),
+                          i + 1, keys);
+    }
+    if (flow.dedupe) {
+      const std::string scope = flowScopeName(flow.dedupe->scope, planned.app, field);
+      spec += "d " + inv + " " + keyIndex(keys, names.flow("dedupe", scope, flow.dedupe->value)) +
+              " " + millis(flow.dedupe->ttl) + "\n";
+    }
+    if (flow.debounce) {
+      const std::string scope = flowScopeName(flow.debounce->scope, planned.app, field);
+      spec += "b " + inv + " " +
+              keyIndex(keys, names.flow("debounce", scope, flow.debounce->value)) + " " +
+              millis(flow.debounce->period) + " " + millis(flow.debounce->max_wait) + "\n";
+    }
+  }
+  return spec;
+}
+
+// The key slots a claim of `field` holds (complete, release, renew), their keys appended.
+std::string heldFlow(const StreamKeys& names, std::string_view field, const FlowControl* flow,
+                     std::chrono::milliseconds promise, const std::string& stream,
+                     const std::string& due, std::vector<std::string>& keys) {
+  if (!flow || !flow->key) return {};
+  const std::string_view app = field.substr(0, field.find('/'));
+  return flowContext(names, keys, stream, due, promise, false) +
+         keyGateSpec(names, *flow->key, flowScopeName(flow->key->scope, app, field), 0, keys);
 }
 
 std::vector<std::string> evalsha(const redis::Script& script, std::vector<std::string> keys,
@@ -74,15 +155,17 @@ Result<StartVerdict> RedisLifecycleStore::start(std::string_view id, const Start
     backoff += millis(delay);
   }
   const ClaimTimes& times = request.times;
-  auto reply = eval(scripts_.start,
-                    {keys.state(id), keys.due(), keys.attempts(id), keys.stream, keys.paused(),
-                     keys.pausedQueue(), keys.clock(), keys.legacyPaused()},
+  std::vector<std::string> names = {keys.state(id), keys.due(),         keys.attempts(id),
+                                    keys.stream,    keys.paused(),      keys.pausedQueue(),
+                                    keys.clock(),   keys.legacyPaused()};
+  std::string flow = startFlow(keys, request.candidate, settings_.key_promise, names);
+  auto reply = eval(scripts_.start, names,
                     {encodePlan(request.candidate), mask, request.token, millis(times.grace),
                      millis(times.lease), millis(times.margin), std::string(id),
                      request.started ? encodeAttempt(*request.started) : std::string(),
                      millis(settings_.retention), keys.group, request.consumer,
                      std::string(kParkingConsumer), backoff, millis(request.retry_elsewhere),
-                     millis(times.outage_gap), millis(times.takeover_grace)});
+                     millis(times.outage_gap), millis(times.takeover_grace), std::move(flow)});
   if (!reply.ok()) return reply.error().toRelay();
   return decodeStart(*reply);
 }
@@ -106,12 +189,18 @@ Result<CompleteVerdict> RedisLifecycleStore::complete(std::string_view id, std::
                                                       std::string_view token,
                                                       const AttemptResult& result,
                                                       const DlqEntry* dlq,
-                                                      const AttemptRecord* finished) {
+                                                      const AttemptRecord* finished,
+                                                      const FlowControl* flow) {
   const StreamKeys& keys = settings_.keys;
+  std::vector<std::string> names = {keys.state(id), keys.due(),   keys.stream,
+                                    keys.dlq(),     keys.stats(), keys.attempts(id)};
+  std::string held = heldFlow(keys, field, flow, settings_.key_promise, "3", "2", names);
   std::vector<std::string> args = {
       std::string(field),
       std::string(token),
-      result.succeeded ? "succeeded" : "failed",
+      result.succeeded  ? "succeeded"
+      : result.deferred ? "deferred"
+                        : "failed",
       millis(result.retry_delay),
       millis(settings_.retention),
       keys.group,
@@ -120,16 +209,17 @@ Result<CompleteVerdict> RedisLifecycleStore::complete(std::string_view id, std::
       result.exit_reason,
       result.output_tail,
       finished ? attemptField(*finished) : std::string(),
-      finished ? encodeAttempt(*finished) : std::string()};
+      finished ? encodeAttempt(*finished) : std::string(),
+      std::move(held),
+      std::to_string(result.max_deferrals),
+      millis(result.retry_after)};
   if (dlq && !result.succeeded) {
     for (auto& [name, value] : dlq->fields()) {
       args.push_back(std::move(name));
       args.push_back(std::move(value));
     }
   }
-  auto reply = eval(
-      scripts_.complete,
-      {keys.state(id), keys.due(), keys.stream, keys.dlq(), keys.stats(), keys.attempts(id)}, args);
+  auto reply = eval(scripts_.complete, names, args);
   if (!reply.ok()) return reply.error().toRelay();
   return decodeComplete(*reply);
 }
@@ -137,22 +227,27 @@ Result<CompleteVerdict> RedisLifecycleStore::complete(std::string_view id, std::
 Result<ReleaseVerdict> RedisLifecycleStore::release(std::string_view id, std::string_view field,
                                                     std::string_view token,
                                                     std::chrono::milliseconds retry_after,
-                                                    bool unjournal) {
+                                                    bool unjournal, const FlowControl* flow) {
   const StreamKeys& keys = settings_.keys;
-  auto reply = eval(scripts_.release, {keys.state(id), keys.due(), keys.attempts(id)},
+  std::vector<std::string> names = {keys.state(id), keys.due(), keys.attempts(id), keys.stream};
+  std::string held = heldFlow(keys, field, flow, settings_.key_promise, "4", "2", names);
+  auto reply = eval(scripts_.release, names,
                     {std::string(field), std::string(token), millis(retry_after), std::string(id),
-                     unjournal ? "1" : "0"});
+                     unjournal ? "1" : "0", std::move(held)});
   if (!reply.ok()) return reply.error().toRelay();
   return decodeRelease(*reply);
 }
 
 Result<RenewVerdict> RedisLifecycleStore::renew(std::string_view id, std::string_view field,
                                                 std::string_view token,
-                                                std::chrono::milliseconds extend) {
+                                                std::chrono::milliseconds extend,
+                                                const FlowControl* flow) {
   const StreamKeys& keys = settings_.keys;
-  auto reply = eval(scripts_.renew, {keys.state(id), keys.stream},
+  std::vector<std::string> names = {keys.state(id), keys.stream};
+  std::string held = heldFlow(keys, field, flow, settings_.key_promise, "2", "0", names);
+  auto reply = eval(scripts_.renew, names,
                     {std::string(field), std::string(token), millis(extend), keys.group,
-                     settings_.consumer, std::string(id)});
+                     settings_.consumer, std::string(id), std::move(held)});
   if (!reply.ok()) return reply.error().toRelay();
   return decodeRenew(*reply);
 }

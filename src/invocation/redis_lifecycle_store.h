@@ -28,6 +28,9 @@ struct RedisStoreSettings {
   /// for its token, so a reply lost to a failover or a killed connection costs nothing.
   int retries = 4;
   std::chrono::milliseconds retry_wait{100};
+  /// How long a key slot freed for a waiter stays promised to it (docs/pipeline.md "Flow
+  /// control"): as long as the due poller's own lease on a message it took.
+  std::chrono::milliseconds key_promise{30'000};
 };
 
 /// The LifecycleStore over Redis: each verb is one Lua script (lifecycle_scripts.h) on one
@@ -44,13 +47,15 @@ class RedisLifecycleStore final : public LifecycleStore {
   Status heartbeat(const ClaimTimes& times) override;
   Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
                                    std::string_view token, const AttemptResult& result,
-                                   const DlqEntry* dlq,
-                                   const AttemptRecord* finished = nullptr) override;
+                                   const DlqEntry* dlq, const AttemptRecord* finished = nullptr,
+                                   const FlowControl* flow = nullptr) override;
   Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
                                  std::string_view token, std::chrono::milliseconds retry_after,
-                                 bool unjournal = false) override;
+                                 bool unjournal = false,
+                                 const FlowControl* flow = nullptr) override;
   Result<RenewVerdict> renew(std::string_view id, std::string_view field, std::string_view token,
-                             std::chrono::milliseconds extend) override;
+                             std::chrono::milliseconds extend,
+                             const FlowControl* flow = nullptr) override;
   Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,
                               const DlqEntry& entry) override;
   Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence = false) override;

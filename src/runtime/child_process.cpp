@@ -331,8 +331,10 @@ Outcome outcomeOf(const ChildProcess::Termination& termination, std::chrono::mil
     outcome.reason = "signal " + std::to_string(termination.signal);
   } else if (termination.code != 0) {
     outcome.reason = "exit " + std::to_string(termination.code);
+    outcome.exit_code = termination.code;
   } else {
     outcome.succeeded = true;
+    outcome.exit_code = 0;
   }
   return outcome;
 }

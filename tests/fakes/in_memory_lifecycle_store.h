@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/clock.h"
+#include "fakes/in_memory_flow.h"
 #include "invocation/keys.h"
 #include "invocation/lifecycle_store.h"
 #include "invocation/marker.h"
@@ -20,16 +21,17 @@ namespace relay::testing {
 /// RedisLifecycleStore (src/invocation/lifecycle_scripts.cpp), rule for rule, over maps, with
 /// `clock` as the store's one clock (Redis TIME in production). Also models what the scripts
 /// touch beyond the state hash: the PEL (ids delivered and not acknowledged), the DLQ stream,
-/// the due-retry index and retention. Thread-safe; one instance may serve many threads (and
-/// replicas), like one Redis.
+/// the due-retry index, retention, the statistics and flow control (in_memory_flow.h).
+/// Thread-safe; one instance may serve many threads (and replicas), like one Redis.
 class InMemoryLifecycleStore final : public invocation::LifecycleStore {
  public:
   using Hash = std::map<std::string, std::string>;
   using DlqFields = std::vector<std::pair<std::string, std::string>>;
 
   explicit InMemoryLifecycleStore(Clock& clock,
-                                  std::chrono::milliseconds retention = std::chrono::hours(168))
-      : clock_(clock), retention_(retention) {}
+                                  std::chrono::milliseconds retention = std::chrono::hours(168),
+                                  std::chrono::milliseconds key_promise = std::chrono::seconds(30))
+      : clock_(clock), retention_(retention), key_promise_(key_promise) {}
 
   /// XREADGROUP's side: `id` enters the PEL (or its delivery count grows), owned by `consumer`.
   void deliver(const std::string& id, const std::string& consumer = "w1") {
@@ -120,6 +122,21 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     return found->second;
   }
   std::int64_t nowMs() const { return unixMillis(clock_.now()); }
+  /// A persisted statistic (`<app>/<handler>:<counter>`), 0 when never counted.
+  long long stat(const std::string& field, const std::string& counter) const {
+    std::lock_guard lock(mutex_);
+    auto found = stats_.find(field + ":" + counter);
+    return found == stats_.end() ? 0 : found->second;
+  }
+  /// The members of a flow key's running set or queue (invocation::StreamKeys::flow names).
+  std::vector<std::string> flowRunning(const std::string& key) const {
+    std::lock_guard lock(mutex_);
+    return flow_.running(key);
+  }
+  std::vector<std::string> flowWaiting(const std::string& key) const {
+    std::lock_guard lock(mutex_);
+    return flow_.waiting(key);
+  }
   /// Overwrites a raw field (corrupt or foreign state).
   void setField(const std::string& id, const std::string& name, const std::string& value) {
     std::lock_guard lock(mutex_);
@@ -156,20 +173,21 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
   Result<invocation::CompleteVerdict> complete(
       std::string_view id, std::string_view field, std::string_view token,
       const invocation::AttemptResult& result, const invocation::DlqEntry* dlq,
-      const invocation::AttemptRecord* finished = nullptr) override {
+      const invocation::AttemptRecord* finished = nullptr,
+      const invocation::FlowControl* flow = nullptr) override {
     std::lock_guard lock(mutex_);
     // The finished record first, whatever the verdict.
     const bool unjournaled = finished && !journalLocked(std::string(id), *finished);
     auto verdict =
-        completeLocked(std::string(id), std::string(field), std::string(token), result, dlq);
+        completeLocked(std::string(id), std::string(field), std::string(token), result, dlq, flow);
     if (verdict.ok()) verdict->journal_failed = unjournaled;
     return maybeLose("complete", std::move(verdict));
   }
 
-  Result<invocation::ReleaseVerdict> release(std::string_view id, std::string_view field,
-                                             std::string_view token,
-                                             std::chrono::milliseconds retry_after,
-                                             bool unjournal = false) override {
+  Result<invocation::ReleaseVerdict> release(
+      std::string_view id, std::string_view field, std::string_view token,
+      std::chrono::milliseconds retry_after, bool unjournal = false,
+      const invocation::FlowControl* flow = nullptr) override {
     std::lock_guard lock(mutex_);
     const std::string key(id);
     if (isRetained(key)) return invocation::ReleaseVerdict::kRetained;
@@ -189,12 +207,14 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     state_[key][name] = back.format();
     reindex(key);
     if (unjournal) journals_[key].erase(name + "#" + std::to_string(held->attempt));
+    InMemoryFlow::Context ctx = flowContext();
+    flow_.giveBack(flow, name, std::string(token), ctx);
     return maybeLose("release", invocation::ReleaseVerdict::kReleased);
   }
 
   Result<invocation::RenewVerdict> renew(std::string_view id, std::string_view field,
-                                         std::string_view token,
-                                         std::chrono::milliseconds extend) override {
+                                         std::string_view token, std::chrono::milliseconds extend,
+                                         const invocation::FlowControl* flow = nullptr) override {
     std::lock_guard lock(mutex_);
     const std::string key(id);
     if (isRetained(key)) return invocation::RenewVerdict::kRetained;
@@ -202,6 +222,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     if (!held) return invocation::RenewVerdict::kLost;
     held->deadline_ms = std::max(held->deadline_ms, nowMs() + extend.count());
     state_[key][std::string(field)] = held->format();
+    flow_.renew(flow, field, std::string(token), held->deadline_ms);
     renewed_.insert(key);
     return invocation::RenewVerdict::kRenewed;
   }
@@ -279,6 +300,13 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
  private:
   using State = invocation::Marker::State;
 
+  static invocation::Marker makeMarker(State state, int attempt, std::string token) {
+    invocation::Marker marker;
+    marker.state = state;
+    marker.attempt = attempt;
+    marker.token = std::move(token);
+    return marker;
+  }
   static invocation::StartVerdict startVerdict(invocation::StartVerdict::Kind kind,
                                                std::size_t index = 0, int attempt = 0) {
     invocation::StartVerdict verdict;
@@ -394,6 +422,15 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     dlq_.push_back(std::move(fields));
   }
 
+  InMemoryFlow::Context flowContext(std::vector<invocation::FlowNote>* notes = nullptr) {
+    InMemoryFlow::Context ctx{due_, pel_};
+    ctx.now = nowMs();
+    ctx.promise = key_promise_;
+    ctx.notes = notes;
+    ctx.stats = &stats_;
+    return ctx;
+  }
+
   /// docs/pipeline.md "Outages" (the Lua library's observe_clock): notes now; whether expired
   /// claims may be taken over.
   bool observeClock(const invocation::ClaimTimes& times) {
@@ -422,8 +459,10 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
       return verdict;
     }
     const std::string candidate_text = invocation::encodePlan(request.candidate);
+    InMemoryFlow::Context ctx = flowContext(&verdict.flow);
     if (!hasPlan(key)) {
       state_[key][std::string(invocation::kPlanField)] = candidate_text;
+      flow_.arrive(planOf(key), state_[key], key, ctx);
     } else if (state_[key][std::string(invocation::kPlanField)] != candidate_text) {
       verdict.kind = Kind::kReplan;
       verdict.plan = planOf(key);
@@ -433,6 +472,15 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     const invocation::ClaimTimes& times = request.times;
     const std::int64_t now = nowMs();
     std::optional<bool> takeover;
+    ctx.may_expire = [&] {
+      if (!takeover) takeover = observeClock(times);
+      return *takeover;
+    };
+    // Every verdict from here on carries the flow notes gathered so far.
+    const auto with = [&verdict](invocation::StartVerdict next) {
+      next.flow = std::move(verdict.flow);
+      return next;
+    };
     std::vector<std::optional<invocation::Marker>> markers;
     for (std::size_t i = 0; i < plan.invocations.size(); ++i) {
       const auto& planned = plan.invocations[i];
@@ -442,22 +490,24 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
       }
       std::optional<invocation::Marker> m = markerOf(key, name);
       if (m && m->held()) {
-        if (m->token == request.token) return startVerdict(Kind::kRun, i, m->attempt);
-        if (!takeover && now >= m->deadline_ms) takeover = observeClock(times);
-        if (now < m->deadline_ms || !*takeover) return startVerdict(Kind::kBusy, i, m->attempt);
+        if (m->token == request.token) return with(startVerdict(Kind::kRun, i, m->attempt));
+        if (now < m->deadline_ms || !ctx.may_expire()) {
+          return with(startVerdict(Kind::kBusy, i, m->attempt));
+        }
         // Its worker is gone: an unstarted claim uncharged, a started one charged + backoff.
+        flow_.giveBack(&planned.flow, name, m->token, ctx);
         if (m->state == State::kClaimed) {
-          m = invocation::Marker{State::kFailed, m->attempt - 1, "-"};
+          m = makeMarker(State::kFailed, m->attempt - 1, "-");
           m->next_attempt_ms = now;
         } else {
           state_[key][std::string(invocation::kReasonPrefix) + name] =
               "worker lost during attempt " + std::to_string(m->attempt);
           state_[key][std::string(invocation::kTailPrefix) + name] = "";
           if (m->attempt >= planned.max_attempts) {
-            m = invocation::Marker{State::kExhausted, m->attempt, request.token};
+            m = makeMarker(State::kExhausted, m->attempt, request.token);
           } else {
             const int lost = m->attempt;
-            m = invocation::Marker{State::kFailed, lost, "-"};
+            m = makeMarker(State::kFailed, lost, "-");
             m->next_attempt_ms = now + request.backoff.after(lost).count();
           }
         }
@@ -467,6 +517,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     }
     std::vector<std::string> parked_for;
     std::optional<std::int64_t> earliest;
+    bool queued = false;
     const auto waitUntil = [&](std::int64_t at) {
       if (!earliest || at < *earliest) earliest = at;
     };
@@ -482,7 +533,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
         if (now < m->next_attempt_ms) {
           waitUntil(m->next_attempt_ms);
         } else if (m->attempt >= planned.max_attempts) {
-          invocation::Marker exhausted{State::kExhausted, m->attempt, request.token};
+          invocation::Marker exhausted = makeMarker(State::kExhausted, m->attempt, request.token);
           state_[key][planned.field()] = exhausted.format();
           verdict.owed.emplace_back(i, m->attempt);
         } else {
@@ -492,15 +543,42 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
       if (!attempt) continue;
       const Runnability how =
           i < request.runnable.size() ? request.runnable[i] : Runnability::kNotHere;
+      std::optional<InMemoryFlow::Gate> gate;
+      if (!planned.flow.empty() && how != Runnability::kNotHere && !paused_.count(planned.app)) {
+        gate = flow_.gate(planned, state_[key], key, *attempt, ctx);
+      }
       if (paused_.count(planned.app)) {
         parked_for.push_back(planned.app);
+      } else if (gate && gate->superseded) {
+        // A newer event of its key replaced it before it ever ran: nothing is owed.
+        invocation::Marker superseded = makeMarker(State::kSuperseded, 0, "");
+        superseded.other = gate->by;
+        state_[key][planned.field()] = superseded.format();
+        state_[key].erase(std::string(invocation::kWaitPrefix) + planned.field());
+        flow_.superseded(planned, key);
+        ++stats_[planned.field() + ":superseded"];
+        invocation::FlowNote note;
+        note.kind = invocation::FlowNote::Kind::kSuperseded;
+        note.index = i;
+        note.other = gate->by;
+        verdict.flow.push_back(note);
+      } else if (gate) {
+        flow_.wait(i, planned.field(), state_[key], gate->reason, gate->at, ctx);
+        if (gate->at > 0) {
+          waitUntil(gate->at);
+        } else {
+          queued = true;
+        }
       } else if (how == Runnability::kReady) {
         const auto hold = std::min(planned.timeout + times.grace, times.lease) + times.margin;
-        invocation::Marker claimed{State::kClaimed, *attempt, request.token};
+        invocation::Marker claimed = makeMarker(State::kClaimed, *attempt, request.token);
         claimed.deadline_ms = now + hold.count();
         state_[key][planned.field()] = claimed.format();
+        if (!planned.flow.empty()) {
+          flow_.take(planned, state_[key], key, request.token, claimed.deadline_ms, now);
+        }
         reindex(key);
-        verdict = startVerdict(Kind::kRun, i, *attempt);
+        verdict = with(startVerdict(Kind::kRun, i, *attempt));
         if (request.started) {
           invocation::AttemptRecord record = *request.started;
           record.app = planned.app;
@@ -511,12 +589,12 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
         return verdict;
       } else if (how == Runnability::kNeedsSlot) {
         reindex(key);
-        return startVerdict(Kind::kSlot, i);
+        return with(startVerdict(Kind::kSlot, i));
       } else {
         waitUntil(now + request.retry_elsewhere.count());
       }
     }
-    if (!earliest && parked_for.empty()) {
+    if (!earliest && parked_for.empty() && !queued) {
       reindex(key);
       verdict.kind = verdict.owed.empty() ? Kind::kDone : Kind::kOwesDlq;
       return verdict;
@@ -529,7 +607,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     }
     for (const std::string& app : parked_for) paused_queue_.insert({app, key});
     owner_[key] = parking;
-    verdict = startVerdict(Kind::kPending);
+    verdict = with(startVerdict(Kind::kPending));
     verdict.until = earliest.value_or(0);
     verdict.paused = parked_for;
     return verdict;
@@ -539,13 +617,15 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
                                                      const std::string& name,
                                                      const std::string& token,
                                                      const invocation::AttemptResult& result,
-                                                     const invocation::DlqEntry* dlq) {
+                                                     const invocation::DlqEntry* dlq,
+                                                     const invocation::FlowControl* flow) {
     using Kind = invocation::CompleteVerdict::Kind;
     auto m = markerOf(key, name);
     if (m && m->token == token && !m->held()) {
       const Kind kind = m->state == State::kSucceeded ? Kind::kSucceeded
-                        : m->state == State::kFailed  ? Kind::kFailed
-                                                      : Kind::kExhausted;
+                        : m->state == State::kFailed
+                            ? (m->deferred ? Kind::kDeferred : Kind::kFailed)
+                            : Kind::kExhausted;
       return invocation::CompleteVerdict{kind, m->dlq_written, isRetained(key)};
     }
     if (isRetained(key)) return invocation::CompleteVerdict{Kind::kRetained, false, true};
@@ -554,9 +634,29 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     for (const auto& planned : planOf(key).invocations) {
       if (planned.field() == name) max_attempts = planned.max_attempts;
     }
+    InMemoryFlow::Context ctx = flowContext();
+    const int woke = flow_.giveBack(flow, name, token, ctx);
     invocation::CompleteVerdict verdict{Kind::kSucceeded};
-    invocation::Marker next{State::kSucceeded, m->attempt, token};
-    if (!result.succeeded) {
+    verdict.woke = woke;
+    invocation::Marker next = makeMarker(State::kSucceeded, m->attempt, token);
+    const std::string deferrals_field = std::string(invocation::kDeferralsPrefix) + name;
+    const int deferrals =
+        state_[key].count(deferrals_field) ? std::stoi(state_[key][deferrals_field]) : 0;
+    if (result.succeeded) {
+      ++stats_[name + ":succeeded"];
+    } else if (result.deferred && deferrals < result.max_deferrals) {
+      // The handler asked to run again later (retry-after): not charged, up to the cap.
+      ++stats_[name + ":retry_after"];
+      state_[key][deferrals_field] = std::to_string(deferrals + 1);
+      state_[key][std::string(invocation::kReasonPrefix) + name] = result.exit_reason;
+      state_[key][std::string(invocation::kTailPrefix) + name] = result.output_tail;
+      verdict.kind = Kind::kDeferred;
+      next.state = State::kFailed;
+      next.deferred = true;
+      next.attempt = m->attempt - 1;
+      next.next_attempt_ms = nowMs() + result.retry_after.count();
+    } else {
+      ++stats_[name + ":failed"];
       state_[key][std::string(invocation::kReasonPrefix) + name] = result.exit_reason;
       state_[key][std::string(invocation::kTailPrefix) + name] = result.output_tail;
       if (m->attempt >= max_attempts) {
@@ -595,7 +695,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     auto m = markerOf(key, name);
     if (name == invocation::kMalformedField) {
       if (hasPlan(key)) return dlqVerdict(Kind::kPlanned, false, planOf(key));
-      if (!m) m = invocation::Marker{State::kExhausted, 0, "-"};
+      if (!m) m = makeMarker(State::kExhausted, 0, "-");
     }
     if (!m || m->state != State::kExhausted) return dlqVerdict(Kind::kStale);
     verdict.kind = Kind::kExists;
@@ -614,7 +714,10 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
 
   Clock& clock_;
   std::chrono::milliseconds retention_;
+  std::chrono::milliseconds key_promise_;
   mutable std::mutex mutex_;
+  InMemoryFlow flow_{invocation::StreamKeys{"events", "relay"}};
+  std::map<std::string, long long> stats_;  // `<app>/<handler>:<counter>`
   std::map<std::string, Hash> state_;
   std::map<std::string, Hash> journals_;
   std::map<std::string, long long> pel_;      // id -> delivery count

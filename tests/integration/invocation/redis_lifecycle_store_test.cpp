@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "common/system_clock.h"
+#include "contract/flow_contract.h"
 #include "contract/lifecycle_store_contract.h"
 #include "invocation/paused_apps.h"
 #include "invocation/redis_lifecycle_store.h"
@@ -104,6 +105,12 @@ class RedisBackend {
     auto text = reply->optionalString();
     return text.ok() && text->has_value();
   }
+  long long stat(const std::string& field, const std::string& counter) {
+    auto reply = redis_->command({"HGET", keys_.stats(), field + ":" + counter});
+    auto text = reply->optionalString();
+    if (!text.ok() || !text->has_value()) return 0;
+    return std::stoll(std::string(**text));
+  }
   // The group re-created at 0: every entry is delivered again.
   void redeliver(const std::string& id) {
     (void)redis_->command({"XGROUP", "SETID", "events", "relay", "0"});
@@ -120,6 +127,7 @@ class RedisBackend {
 };
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Redis, LifecycleStoreContract, RedisBackend);
+INSTANTIATE_TYPED_TEST_SUITE_P(Redis, FlowControlContract, RedisBackend);
 
 // settle() pipelines EVALSHA: a server that lost its script cache (restart, failover, SCRIPT
 // FLUSH) answers NOSCRIPT inside the pipeline, and each request is run again alone (EVAL).

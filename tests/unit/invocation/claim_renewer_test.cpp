@@ -34,18 +34,19 @@ class HookedStore final : public LifecycleStore {
   }
   Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
                                    std::string_view token, const AttemptResult& result,
-                                   const DlqEntry* dlq, const AttemptRecord* finished) override {
-    return inner_.complete(id, field, token, result, dlq, finished);
+                                   const DlqEntry* dlq, const AttemptRecord* finished,
+                                   const FlowControl* flow) override {
+    return inner_.complete(id, field, token, result, dlq, finished, flow);
   }
   Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
                                  std::string_view token, std::chrono::milliseconds retry_after,
-                                 bool unjournal) override {
-    return inner_.release(id, field, token, retry_after, unjournal);
+                                 bool unjournal, const FlowControl* flow) override {
+    return inner_.release(id, field, token, retry_after, unjournal, flow);
   }
   Result<RenewVerdict> renew(std::string_view id, std::string_view field, std::string_view token,
-                             std::chrono::milliseconds extend) override {
+                             std::chrono::milliseconds extend, const FlowControl* flow) override {
     if (on_renew) on_renew();
-    return inner_.renew(id, field, token, extend);
+    return inner_.renew(id, field, token, extend, flow);
   }
   Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,
                               const DlqEntry& entry) override {
@@ -81,14 +82,14 @@ class ClaimRenewerTest : public ::testing::Test {
 // no longer held by its token; that is no error.
 TEST_F(ClaimRenewerTest, AClaimUntrackedWhileItWasBeingRenewedIsNotReportedLost) {
   std::optional<ClaimRenewer::Tracked> tracked;
-  tracked.emplace(renewer_.track({"1-0", "shop/h", "t1", clock_.monotonicNow() + hours(1)}));
+  tracked.emplace(renewer_.track({"1-0", "shop/h", "t1", clock_.monotonicNow() + hours(1), {}}));
   store_.on_renew = [&] { tracked.reset(); };  // the handler ends right now
   renewer_.renewAll();
   EXPECT_EQ(log_.str().find("was lost"), std::string::npos) << log_.str();
 }
 
 TEST_F(ClaimRenewerTest, AStillTrackedClaimThatIsNoLongerHeldIsReportedLost) {
-  auto tracked = renewer_.track({"1-0", "shop/h", "t1", clock_.monotonicNow() + hours(1)});
+  auto tracked = renewer_.track({"1-0", "shop/h", "t1", clock_.monotonicNow() + hours(1), {}});
   renewer_.renewAll();
   EXPECT_NE(log_.str().find("claim of a running handler was lost"), std::string::npos);
 }
@@ -121,7 +122,7 @@ TEST_F(ClaimRenewerTest, TheClaimOfAnOwedOutcomeIsRenewedUntilItIsRecorded) {
   bool recorded = false;
   renewer_.retryLater(
       "complete 1-0 shop/h", [&](LifecycleStore&) { return recorded; },
-      renewer_.track({"1-0", "shop/h", "t1", clock_.monotonicNow() + milliseconds(1)}));
+      renewer_.track({"1-0", "shop/h", "t1", clock_.monotonicNow() + milliseconds(1), {}}));
   for (int round = 0; round < 5; ++round) {
     clock_.advance(milliseconds(10'000));  // far past the handler's timeout
     renewer_.renewAll();

@@ -35,20 +35,21 @@ class CountingStore final : public LifecycleStore {
   Status heartbeat(const ClaimTimes& times) override { return inner_.heartbeat(times); }
   Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
                                    std::string_view token, const AttemptResult& result,
-                                   const DlqEntry* dlq, const AttemptRecord* finished) override {
+                                   const DlqEntry* dlq, const AttemptRecord* finished,
+                                   const FlowControl* flow) override {
     ++calls;
-    return inner_.complete(id, field, token, result, dlq, finished);
+    return inner_.complete(id, field, token, result, dlq, finished, flow);
   }
   Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
                                  std::string_view token, std::chrono::milliseconds retry_after,
-                                 bool unjournal) override {
+                                 bool unjournal, const FlowControl* flow) override {
     ++calls;
-    return inner_.release(id, field, token, retry_after, unjournal);
+    return inner_.release(id, field, token, retry_after, unjournal, flow);
   }
   Result<RenewVerdict> renew(std::string_view id, std::string_view field, std::string_view token,
-                             std::chrono::milliseconds extend) override {
+                             std::chrono::milliseconds extend, const FlowControl* flow) override {
     ++calls;
-    return inner_.renew(id, field, token, extend);
+    return inner_.renew(id, field, token, extend, flow);
   }
   Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,
                               const DlqEntry& entry) override {

@@ -2,6 +2,7 @@
 // against Redis in tests/integration/invocation/redis_lifecycle_store_test.cpp.
 #include <gtest/gtest.h>
 
+#include "contract/flow_contract.h"
 #include "contract/lifecycle_store_contract.h"
 #include "fakes/fake_clock.h"
 #include "fakes/in_memory_lifecycle_store.h"
@@ -40,6 +41,9 @@ class InMemoryBackend {
     return store_.parkedFor(app, id);
   }
   void redeliver(const std::string& id) { store_.deliver(id); }
+  long long stat(const std::string& field, const std::string& counter) {
+    return store_.stat(field, counter);
+  }
 
  private:
   relay::testing::FakeClock clock_;
@@ -48,6 +52,7 @@ class InMemoryBackend {
 };
 
 INSTANTIATE_TYPED_TEST_SUITE_P(InMemory, LifecycleStoreContract, InMemoryBackend);
+INSTANTIATE_TYPED_TEST_SUITE_P(InMemory, FlowControlContract, InMemoryBackend);
 
 }  // namespace
 }  // namespace relay::invocation::contract
