@@ -39,6 +39,67 @@ inline constexpr int kMaxRetries = 20;
 inline constexpr std::string_view kDefaultTimeZone = "UTC";
 inline constexpr std::string_view kTemplateFileName = "template.yaml";
 
+// Flow control (docs/apps.md "Flow control"): the finest period or interval Relay keeps to.
+inline constexpr Millis kFlowResolution = std::chrono::milliseconds(10);
+inline constexpr int kMaxThrottleLimit = 1'000'000;
+inline constexpr int kMaxKeyConcurrency = 10'000;
+inline constexpr Millis kMaxThrottlePeriod = std::chrono::hours(24);
+inline constexpr Millis kDefaultDedupeTtl = std::chrono::hours(24);
+inline constexpr Millis kMaxDedupeTtl = std::chrono::hours(24 * 30);
+inline constexpr Millis kMaxDebouncePeriod = std::chrono::hours(1);
+inline constexpr Millis kMaxDebounceWait = std::chrono::hours(24);
+inline constexpr int kDefaultDebounceWaitFactor = 10;  // max_wait: 10 periods unless set
+
+/// A dotted path to an event field (`tenant_id`, `new_image.tenant_id`), as written and split.
+struct KeyPath {
+  std::string text;
+  std::vector<std::string> segments;
+  bool operator==(const KeyPath&) const = default;
+};
+
+/// `throttle:` at most `limit` starts per `period` cluster-wide, `burst` more at once.
+struct ThrottleRule {
+  int limit = 1;
+  Millis period = std::chrono::seconds(1);
+  int burst = 0;
+};
+
+/// A rule's `concurrency:` at most `limit` running invocations per value of `key`.
+struct KeyConcurrencyRule {
+  int limit = 1;
+  KeyPath key;
+};
+
+/// `dedupe:` an event whose `key` was seen within `ttl` does not run.
+struct DedupeRule {
+  KeyPath key;
+  Millis ttl = kDefaultDedupeTtl;
+};
+
+/// `debounce:` a burst of one `key` runs once, with its latest event, after `period` without a
+/// newer one, at most `max_wait` after the burst's first event.
+struct DebounceRule {
+  KeyPath key;
+  Millis period = std::chrono::seconds(1);
+  Millis max_wait = std::chrono::seconds(10);
+};
+
+/// `singleton:` one running invocation per value of `key`; a newer event replaces a waiting one.
+struct SingletonRule {
+  KeyPath key;
+};
+
+/// The flow control of one rule.
+struct FlowRules {
+  std::optional<ThrottleRule> throttle;
+  std::optional<KeyConcurrencyRule> concurrency;
+  std::optional<DedupeRule> dedupe;
+  std::optional<DebounceRule> debounce;
+  std::optional<SingletonRule> singleton;
+
+  bool empty() const { return !throttle && !concurrency && !dedupe && !debounce && !singleton; }
+};
+
 /// Per-invocation limits.
 struct Resources {
   std::uint64_t memory_bytes = kDefaultMemoryBytes;
@@ -56,6 +117,7 @@ struct Rule {
   /// for `relay app inspect`.
   std::string pattern_json;
   int line = 0;  // 1-based line of the entry in template.yaml
+  FlowRules flow;
 };
 
 /// One `schedules:` entry.
@@ -86,6 +148,8 @@ struct App {
   std::vector<runtime::EgressAllow> egress;
   std::vector<std::pair<std::string, std::string>> env;  // in template order
   Resources resources;
+  /// The app's own `throttle:`, one bucket shared by every rule and schedule of the app.
+  std::optional<ThrottleRule> throttle;
   std::vector<Rule> rules;          // in template order (the dispatch order)
   std::vector<Schedule> schedules;  // in template order
 

@@ -47,6 +47,64 @@ Json egressJson(const std::vector<runtime::EgressAllow>& egress) {
 
 }  // namespace
 
+std::string describeRate(const ThrottleRule& throttle) {
+  std::string text = std::to_string(throttle.limit) + " per " + formatDuration(throttle.period);
+  if (throttle.burst > 0) text += ", burst " + std::to_string(throttle.burst);
+  return text;
+}
+
+std::vector<std::string> describeFlow(const FlowRules& flow) {
+  std::vector<std::string> lines;
+  if (flow.throttle) lines.push_back("throttle: " + describeRate(*flow.throttle));
+  if (flow.concurrency) {
+    lines.push_back("concurrency: " + std::to_string(flow.concurrency->limit) +
+                    " at a time per " + flow.concurrency->key.text);
+  }
+  if (flow.singleton) {
+    lines.push_back("singleton: one at a time per " + flow.singleton->key.text +
+                    ", a newer event replaces a waiting one");
+  }
+  if (flow.dedupe) {
+    lines.push_back("dedupe: by " + flow.dedupe->key.text + " for " +
+                    formatDuration(flow.dedupe->ttl));
+  }
+  if (flow.debounce) {
+    lines.push_back("debounce: by " + flow.debounce->key.text + ", runs the latest after " +
+                    formatDuration(flow.debounce->period) + " quiet, at most " +
+                    formatDuration(flow.debounce->max_wait) + " after the first");
+  }
+  return lines;
+}
+
+Json throttleJson(const ThrottleRule& throttle) {
+  return {{"limit", throttle.limit},
+          {"period", formatDuration(throttle.period)},
+          {"period_ms", throttle.period.count()},
+          {"burst", throttle.burst}};
+}
+
+Json flowJson(const FlowRules& flow) {
+  Json out = Json::object();
+  if (flow.throttle) out["throttle"] = throttleJson(*flow.throttle);
+  if (flow.concurrency) {
+    out["concurrency"] = {{"limit", flow.concurrency->limit}, {"key", flow.concurrency->key.text}};
+  }
+  if (flow.singleton) out["singleton"] = {{"key", flow.singleton->key.text}};
+  if (flow.dedupe) {
+    out["dedupe"] = {{"key", flow.dedupe->key.text},
+                     {"ttl", formatDuration(flow.dedupe->ttl)},
+                     {"ttl_ms", flow.dedupe->ttl.count()}};
+  }
+  if (flow.debounce) {
+    out["debounce"] = {{"key", flow.debounce->key.text},
+                       {"period", formatDuration(flow.debounce->period)},
+                       {"period_ms", flow.debounce->period.count()},
+                       {"max_wait", formatDuration(flow.debounce->max_wait)},
+                       {"max_wait_ms", flow.debounce->max_wait.count()}};
+  }
+  return out;
+}
+
 std::vector<FireTime> nextFires(const Schedule& schedule, WallTime now, std::size_t count) {
   std::vector<FireTime> fires;
   for (const WallTime fire :
@@ -69,6 +127,7 @@ Json appDetailJson(const AppEntry& entry, WallTime now) {
                      {"timeout", formatDuration(rule.timeout)},
                      {"timeout_ms", rule.timeout.count()},
                      {"retries", rule.retries},
+                     {"flow", flowJson(rule.flow)},
                      {"line", rule.line}});
   }
   Json schedules = Json::array();
@@ -95,6 +154,7 @@ Json appDetailJson(const AppEntry& entry, WallTime now) {
           {"image_digest",
            entry.status.image_digest.empty() ? Json() : Json(entry.status.image_digest)},
           {"concurrency", app.concurrency},
+          {"throttle", app.throttle ? throttleJson(*app.throttle) : Json()},
           {"network", app.network},
           {"egress", egressJson(app.egress)},
           {"env", std::move(env)},

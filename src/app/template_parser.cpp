@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "app/field_reader.h"
+#include "app/flow_reader.h"
 #include "app/names.h"
 #include "app/yaml_document.h"
 #include "pattern/compiler.h"
@@ -30,7 +31,7 @@ std::string firstAt(int line) { return " (first at line " + std::to_string(line)
 class TemplateParser {
  public:
   TemplateParser(const std::string& name, const std::filesystem::path& dir, TemplateErrors& errors)
-      : name_(name), dir_(dir), errors_(errors), reader_(errors) {}
+      : name_(name), dir_(dir), errors_(errors), reader_(errors), flow_(reader_) {}
 
   ParsedTemplate parse(const YAML::Node& root) {
     const Field document{"", root, std::nullopt};
@@ -41,7 +42,7 @@ class TemplateParser {
     }
     const auto fields = reader_.readMap(document, "a map",
                                         {"runtime", "image", "concurrency", "network", "egress",
-                                         "env", "resources", "events", "schedules"},
+                                         "env", "resources", "throttle", "events", "schedules"},
                                         {"runtime"});
     App app;
     app.name = name_;
@@ -66,6 +67,7 @@ class TemplateParser {
     if (const Field* field = find(*fields, "concurrency")) {
       app.concurrency = static_cast<int>(reader_.readInt(*field, 1, kMaxConcurrency).value_or(0));
     }
+    if (const Field* field = find(*fields, "throttle")) app.throttle = flow_.readThrottle(*field);
     if (const Field* field = find(*fields, "network")) {
       app.network = reader_.readBool(*field).value_or(false);
     }
@@ -233,9 +235,10 @@ class TemplateParser {
   }
 
   std::optional<Rule> readRule(const Field& field, std::map<std::string, int>& handler_lines) {
-    const auto fields =
-        reader_.readMap(field, "a map with handler and pattern",
-                        {"handler", "pattern", "timeout", "retries"}, {"handler", "pattern"});
+    const auto fields = reader_.readMap(field, "a map with handler and pattern",
+                                        {"handler", "pattern", "timeout", "retries", "throttle",
+                                         "concurrency", "dedupe", "debounce", "singleton"},
+                                        {"handler", "pattern"});
     if (!fields) return std::nullopt;
     Rule rule;
     rule.line = yaml::line(field.value);
@@ -256,6 +259,7 @@ class TemplateParser {
     if (const Field* retries = find(*fields, "retries")) {
       rule.retries = static_cast<int>(reader_.readInt(*retries, 0, kMaxRetries).value_or(0));
     }
+    rule.flow = flow_.readRule(*fields);
     return rule;
   }
 
@@ -366,6 +370,7 @@ class TemplateParser {
   const std::filesystem::path& dir_;
   TemplateErrors& errors_;
   FieldReader reader_;
+  FlowReader flow_;
   std::optional<runtime::Language> runtime_;
 };
 

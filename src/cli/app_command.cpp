@@ -115,6 +115,10 @@ void printInspectLines(const app::AppEntry& entry, WallTime now, std::ostream& o
       << "image:        " << app.image
       << (entry.status.image_digest.empty() ? "" : " (" + entry.status.image_digest + ")") << "\n"
       << "concurrency:  " << app.concurrency << "\n"
+      << "throttle:     "
+      << (app.throttle ? app::describeRate(*app.throttle) + " (the whole app)"
+                       : std::string("(none)"))
+      << "\n"
       << "network:      " << (app.network ? "true" : "false") << "\n"
       << "env:         ";
   if (app.env.empty()) out << " (none)\n";
@@ -137,6 +141,9 @@ void printInspectLines(const app::AppEntry& entry, WallTime now, std::ostream& o
         << "      pattern:  " << rule.pattern->toString() << "\n"
         << "      timeout:  " << formatDuration(rule.timeout) << ", retries: " << rule.retries
         << "\n";
+    for (const std::string& line : app::describeFlow(rule.flow)) {
+      out << "      " << line << "\n";
+    }
   }
   out << "schedules:    " << app.schedules.size() << "\n";
   for (std::size_t i = 0; i < app.schedules.size(); ++i) {
