@@ -5,6 +5,7 @@
 #include <string_view>
 #include <utility>
 
+#include "catalog/flow_gates.h"
 #include "catalog/invocation_spec.h"
 #include "catalog/schedule_admission.h"
 #include "common/rfc3339.h"
@@ -82,6 +83,7 @@ Classification RegistryCatalog::classify(const invocation::Message& message, Wal
     planned.max_attempts = match.rule->retries + 1;
     planned.timeout = match.rule->timeout;
     planned.trigger = runtime::Trigger::kEvent;
+    planned.flow = flowControl(*match.entry->app, *match.rule, *decoded.event);
     what.plan.invocations.push_back(std::move(planned));
   }
   return what;
@@ -150,6 +152,7 @@ Classification RegistryCatalog::classifySchedule(const invocation::Message& mess
   planned.max_attempts = admission.schedule->retries + 1;
   planned.timeout = admission.schedule->timeout;
   planned.trigger = runtime::Trigger::kSchedule;
+  planned.flow = scheduleFlowControl(*admission.app->app);
   what.plan.invocations.push_back(std::move(planned));
   return what;
 }

@@ -27,7 +27,7 @@ struct KeyGate {
   FlowScope scope = FlowScope::kRule;
   int limit = 1;
   bool singleton = false;
-  std::string value;  // flowKeyValue() of the event's key field
+  std::string value;  // catalog::flowKeyValue() of the event's key field
   bool operator==(const KeyGate&) const = default;
 };
 

@@ -29,21 +29,23 @@ Result<CompleteVerdict> HealthReportingStore::complete(std::string_view id, std:
                                                        std::string_view token,
                                                        const AttemptResult& result,
                                                        const DlqEntry* dlq,
-                                                       const AttemptRecord* finished) {
-  return report("complete", store_->complete(id, field, token, result, dlq, finished));
+                                                       const AttemptRecord* finished,
+                                                       const FlowControl* flow) {
+  return report("complete", store_->complete(id, field, token, result, dlq, finished, flow));
 }
 
 Result<ReleaseVerdict> HealthReportingStore::release(std::string_view id, std::string_view field,
                                                      std::string_view token,
                                                      std::chrono::milliseconds retry_after,
-                                                     bool unjournal) {
-  return report("release", store_->release(id, field, token, retry_after, unjournal));
+                                                     bool unjournal, const FlowControl* flow) {
+  return report("release", store_->release(id, field, token, retry_after, unjournal, flow));
 }
 
 Result<RenewVerdict> HealthReportingStore::renew(std::string_view id, std::string_view field,
                                                  std::string_view token,
-                                                 std::chrono::milliseconds extend) {
-  return report("renew", store_->renew(id, field, token, extend));
+                                                 std::chrono::milliseconds extend,
+                                                 const FlowControl* flow) {
+  return report("renew", store_->renew(id, field, token, extend, flow));
 }
 
 Result<DlqVerdict> HealthReportingStore::writeDlq(std::string_view id, std::string_view field,

@@ -22,13 +22,15 @@ class HealthReportingStore final : public LifecycleStore {
   Status heartbeat(const ClaimTimes& times) override;
   Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
                                    std::string_view token, const AttemptResult& result,
-                                   const DlqEntry* dlq,
-                                   const AttemptRecord* finished = nullptr) override;
+                                   const DlqEntry* dlq, const AttemptRecord* finished = nullptr,
+                                   const FlowControl* flow = nullptr) override;
   Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
                                  std::string_view token, std::chrono::milliseconds retry_after,
-                                 bool unjournal = false) override;
+                                 bool unjournal = false,
+                                 const FlowControl* flow = nullptr) override;
   Result<RenewVerdict> renew(std::string_view id, std::string_view field, std::string_view token,
-                             std::chrono::milliseconds extend) override;
+                             std::chrono::milliseconds extend,
+                             const FlowControl* flow = nullptr) override;
   Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,
                               const DlqEntry& entry) override;
   Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence = false) override;

@@ -19,7 +19,7 @@ struct PlannedInvocation {
   int max_attempts = 1;  // the rule's retries + 1
   std::chrono::milliseconds timeout{30'000};
   runtime::Trigger trigger = runtime::Trigger::kEvent;  // kEvent or kSchedule
-  FlowControl flow;  // its gates (flow.h), with the key values its event gave
+  FlowControl flow{};  // its gates (flow.h), with the key values its event gave
 
   /// The state-hash field: `<app>/<handler>`.
   std::string field() const;

@@ -68,7 +68,7 @@ struct Outcome {
   std::chrono::nanoseconds duration{0};
   /// The handler's exit status when it exited by itself (not a signal, not the timeout): the
   /// lifecycle reads 75 as a retry-after request (docs/runtimes.md "Retry-after").
-  std::optional<int> exit_code;
+  std::optional<int> exit_code{};
 };
 
 /// Receives the handler's output, one complete line at a time (without the newline), already

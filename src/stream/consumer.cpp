@@ -13,6 +13,9 @@ namespace {
 
 using std::chrono::milliseconds;
 
+// The due poller's shortest sleep: below the flow-control resolution (docs/apps.md).
+constexpr milliseconds kDueFloor{2};
+
 }  // namespace
 
 Consumer::Consumer(ConsumerSettings settings, redis::Endpoint endpoint,
@@ -501,8 +504,19 @@ void Consumer::dueLoop() {
       logger_.debug("due messages taken", {{"count", std::to_string(due->entries.size())}});
     }
     enqueue(std::move(due->entries), room);
-    if (!more) stopping_.sleepFor(clock_, settings_.due_poll);
+    if (more) continue;
+    // Until the next id is due (a throttle's turn, a woken key's waiter), at most a poll
+    // interval and at least kDueFloor, or until an outcome here woke waiters (wakeDue()).
+    std::chrono::milliseconds wait = settings_.due_poll;
+    if (due->next_in) wait = std::min(std::max(*due->next_in, kDueFloor), settings_.due_poll);
+    stopping_.sleepFor(clock_, wait, &due_wake_);
+    due_wake_ = false;
   }
+}
+
+void Consumer::wakeDue() {
+  due_wake_ = true;
+  stopping_.nudge();
 }
 
 void Consumer::workerLoop() {

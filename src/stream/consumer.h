@@ -98,6 +98,9 @@ class Consumer {
   /// for them to idle past min_pending_idle (an app was resumed: docs/cli.md "Pausing an app").
   /// Thread-safe, non-blocking.
   void redriveSoon();
+  /// Asks the due poller to look at the due index now (an outcome here woke a flow-control
+  /// key's waiters: docs/pipeline.md "Flow control"). Thread-safe, non-blocking.
+  void wakeDue();
   /// Processes this consumer's own pending messages that it is not processing already:
   /// XPENDING for this consumer, then XCLAIM of each at the idle time XPENDING showed, so that
   /// a replica that reclaimed the message in between keeps it. Synchronous; returns how many.
@@ -175,6 +178,7 @@ class Consumer {
   const int capacity_;   // max(max_unfinished, workers)
   StopSignal stopping_;  // also the reclaimer's wait, which redriveSoon() ends
   std::atomic<bool> redrive_requested_{false};
+  std::atomic<bool> due_wake_{false};
   redis::Health redis_health_;
   GroupReader reader_;  // the reader thread's, and the *Once calls'
   std::unique_ptr<invocation::LifecycleStore> sync_store_;  // the *Once calls

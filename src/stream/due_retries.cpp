@@ -8,7 +8,8 @@ namespace relay::stream {
 namespace {
 
 // KEYS: due, stream. ARGV: group, consumer, min-idle-ms, count, lease-ms, parking consumer.
-// Returns {entries taken as [id, [field, value, ...]], ids whose stream entry is gone}.
+// Returns {entries taken as [id, [field, value, ...]], ids whose stream entry is gone, ms until
+// the next id is due (-1: none)}.
 constexpr const char* kTakeDue = R"LUA(
 local due, stream = KEYS[1], KEYS[2]
 local group, consumer, min_idle = ARGV[1], ARGV[2], ARGV[3]
@@ -32,7 +33,9 @@ for _, id in ipairs(redis.call('ZRANGEBYSCORE', due, '-inf', now, 'LIMIT', 0, co
     redis.call('ZADD', due, now + lease, id)
   end
 end
-return {taken, gone}
+local first = redis.call('ZRANGE', due, 0, 0, 'WITHSCORES')
+local next_in = first[2] and math.max(tonumber(first[2]) - now, 0) or -1
+return {taken, gone, next_in}
 )LUA";
 
 }  // namespace
@@ -45,14 +48,22 @@ DueRetries::DueRetries(invocation::StreamKeys keys, std::string consumer, Settin
       limits_(limits),
       script_(kTakeDue) {}
 
-redis::Result<AutoClaimPage> DueRetries::take(redis::Connection& redis, int count) const {
+redis::Result<DueBatch> DueRetries::take(redis::Connection& redis, int count) const {
   auto reply = redis.eval(
       script_, {keys_.due(), keys_.stream},
       {keys_.group, consumer_, std::to_string(settings_.min_idle.count()), std::to_string(count),
        std::to_string(settings_.lease.count()), std::string(invocation::kParkingConsumer)},
       &limits_);
   if (!reply.ok()) return reply.error();
-  return parseClaimed(reply->view());
+  auto page = parseClaimed(reply->view());
+  if (!page.ok()) return page.error();
+  DueBatch batch;
+  batch.entries = std::move(page->entries);
+  batch.deleted = std::move(page->deleted);
+  auto next = reply->view().at(2);
+  auto next_in = next.ok() ? next->integer() : redis::Result<long long>(-1);
+  if (next_in.ok() && *next_in >= 0) batch.next_in = std::chrono::milliseconds(*next_in);
+  return batch;
 }
 
 }  // namespace relay::stream

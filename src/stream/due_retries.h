@@ -1,6 +1,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -10,6 +11,16 @@
 #include "stream/stream_entry.h"
 
 namespace relay::stream {
+
+/// One poll of the due-retry index.
+struct DueBatch {
+  std::vector<StreamEntry> entries;  // taken over by this consumer
+  std::vector<std::string> deleted;  // due ids whose stream entry is gone
+  /// How long until the index's first id is due (by Redis's clock); nullopt when it is empty.
+  /// A throttle's reserved turns are due within its period: the poller sleeps this long, not a
+  /// whole poll interval (docs/pipeline.md "Flow control").
+  std::optional<std::chrono::milliseconds> next_in;
+};
 
 /// Polls the due-retry index (`relay:<stream>:due:<group>`, kept by the lifecycle scripts; see
 /// docs/pipeline.md "Retries", "Waiting") so a parked message runs when it is due: a retry when
@@ -30,9 +41,9 @@ class DueRetries {
   DueRetries(invocation::StreamKeys keys, std::string consumer, Settings settings,
              redis::ReplyLimits limits = {});
 
-  /// At most `count` due messages, taken over by this consumer (`entries`), and the due ids
-  /// whose stream entry is gone (`deleted`).
-  redis::Result<AutoClaimPage> take(redis::Connection& redis, int count) const;
+  /// At most `count` due messages, taken over by this consumer, the due ids whose stream entry
+  /// is gone, and when the next one is due.
+  redis::Result<DueBatch> take(redis::Connection& redis, int count) const;
 
  private:
   invocation::StreamKeys keys_;

@@ -167,6 +167,8 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   };
   w.consumer_ = std::make_unique<stream::Consumer>(std::move(consumer), config.redis, *w.lifecycle_,
                                                    stores, w.metrics_, w.logger_, clock);
+  // An outcome that frees a flow-control key makes its waiters due now (docs/pipeline.md).
+  w.lifecycle_->setWakeHook([consumer = w.consumer_.get()] { consumer->wakeDue(); });
   catalog::PublisherSettings schedules = w.internals_.schedules;
   schedules.stream = config.stream;
   w.publisher_ = std::make_unique<catalog::SchedulePublisher>(

@@ -1,0 +1,84 @@
+#include "catalog/flow_gates.h"
+
+#include <cstddef>
+#include <limits>
+#include <optional>
+#include <utility>
+
+#include "event/render.h"
+#include "redis/sha1.h"
+
+namespace relay::catalog {
+namespace {
+
+using invocation::FlowScope;
+
+invocation::ThrottleGate throttleGate(const app::ThrottleRule& rule, FlowScope scope) {
+  invocation::ThrottleGate gate;
+  gate.scope = scope;
+  gate.limit = rule.limit;
+  gate.period = rule.period;
+  gate.burst = rule.burst;
+  return gate;
+}
+
+void addAppThrottle(const app::App& app, invocation::FlowControl& flow) {
+  if (app.throttle) flow.throttles.push_back(throttleGate(*app.throttle, FlowScope::kApp));
+}
+
+}  // namespace
+
+std::string flowKeyValue(const event::Event& event, const app::KeyPath& path) {
+  std::optional<event::Value> value = event.root();
+  for (const std::string& segment : path.segments) {
+    if (!value->isObject()) return std::string(invocation::kMissingKeyValue);
+    value = value->find(segment);
+    if (!value) return std::string(invocation::kMissingKeyValue);
+  }
+  std::string json = event::render(*value, std::numeric_limits<std::size_t>::max());
+  if (json.size() > invocation::kMaxKeyValueBytes) return "#" + redis::sha1Hex(json);
+  return json;
+}
+
+invocation::FlowControl flowControl(const app::App& app, const app::Rule& rule,
+                                    const event::Event& event) {
+  invocation::FlowControl flow;
+  addAppThrottle(app, flow);
+  const app::FlowRules& rules = rule.flow;
+  if (rules.empty()) return flow;
+  if (rules.throttle) flow.throttles.push_back(throttleGate(*rules.throttle, FlowScope::kRule));
+  if (rules.concurrency) {
+    invocation::KeyGate gate;
+    gate.limit = rules.concurrency->limit;
+    gate.value = flowKeyValue(event, rules.concurrency->key);
+    flow.key = std::move(gate);
+  } else if (rules.singleton) {
+    invocation::KeyGate gate;
+    gate.limit = 1;
+    gate.singleton = true;
+    gate.value = flowKeyValue(event, rules.singleton->key);
+    flow.key = std::move(gate);
+  }
+  if (rules.dedupe) {
+    invocation::DedupeGate gate;
+    gate.ttl = rules.dedupe->ttl;
+    gate.value = flowKeyValue(event, rules.dedupe->key);
+    flow.dedupe = std::move(gate);
+  }
+  if (rules.debounce) {
+    invocation::DebounceGate gate;
+    gate.period = rules.debounce->period;
+    gate.max_wait = rules.debounce->max_wait;
+    gate.value = flowKeyValue(event, rules.debounce->key);
+    flow.debounce = std::move(gate);
+  }
+  return flow;
+}
+
+invocation::FlowControl scheduleFlowControl(const app::App& app) {
+  invocation::FlowControl flow;
+  addAppThrottle(app, flow);
+  return flow;
+}
+
+}  // namespace relay::catalog
