@@ -43,6 +43,11 @@ local function flow_parse(text)
   end
   return flow
 end
+-- A key's slot set or queue outlives its last use by a week (a dead worker's slot, say, whose
+-- key never comes back): waiters always touch it again long before (docs/pipeline.md).
+local function flow_keep(key)
+  redis.call('PEXPIRE', key, 604800000)
+end
 -- A message's place in a key's queue: the stream id's time, then its sequence (oldest first).
 local function flow_order(id)
   local ms, seq = string.match(id, '^(%d+)-(%d+)$')
@@ -68,6 +73,7 @@ local function flow_wake(flow, k, now)
     -- An id no longer pending (acknowledged elsewhere, deleted) waits for nothing.
     if redis.call('XPENDING', flow.stream, flow.group, head, head, 1)[1] then
       redis.call('ZADD', k.run, now + flow.promise, 'w:' .. head)
+      flow_keep(k.run)
       redis.call('ZADD', flow.due, now, head)
       held, woke = held + 1, woke + 1
     end
@@ -103,23 +109,31 @@ local function flow_arrive(flow, plan, s, id, now)
       local d = g.debounce
       local h = redis.call('HMGET', d.key, 'latest', 'first', 'done')
       local first = now
-      if h[1] and h[1] ~= h[3] then
-        -- A burst in progress: this event is its latest now, and the one it replaces learns so.
-        first = tonumber(h[2]) or now
-        if h[1] ~= id then redis.call('ZADD', flow.due, now, h[1]) end
+      local burst = h[1] and h[1] ~= h[3]
+      -- Workers record plans in any order: an event older (by stream id) than the burst's
+      -- latest is itself the superseded one (flow_gate says so) and changes nothing.
+      if not (burst and flow_order(id) < flow_order(h[1])) then
+        if burst then
+          -- A burst in progress: this event is its latest now, and the one it replaces learns so.
+          first = tonumber(h[2]) or now
+          if h[1] ~= id then redis.call('ZADD', flow.due, now, h[1]) end
+        end
+        local at = math.min(now + d.period, first + d.max_wait)
+        redis.call('HSET', d.key, 'latest', id, 'first', first, 'due', at)
+        redis.call('PEXPIRE', d.key, at - now + 604800000)
       end
-      local at = math.min(now + d.period, first + d.max_wait)
-      redis.call('HSET', d.key, 'latest', id, 'first', first, 'due', at)
-      redis.call('PEXPIRE', d.key, at - now + 604800000)
     end
     if g and g.key and g.key.latest and not terminal(s.marker(e.field)) then
       local k = g.key
       local previous = redis.call('GET', k.latest)
-      if previous and previous ~= id and redis.call('ZSCORE', k.wait, previous) then
-        redis.call('ZREM', k.wait, previous)
-        redis.call('ZADD', flow.due, now, previous)
+      -- As for debounce: only a newer event (by stream id) replaces the latest.
+      if not (previous and flow_order(id) < flow_order(previous)) then
+        if previous and previous ~= id and redis.call('ZSCORE', k.wait, previous) then
+          redis.call('ZREM', k.wait, previous)
+          redis.call('ZADD', flow.due, now, previous)
+        end
+        redis.call('SET', k.latest, id, 'PX', 604800000)
       end
-      redis.call('SET', k.latest, id, 'PX', 604800000)
     end
   end
 end
@@ -153,6 +167,7 @@ local function flow_gate(flow, g, e, s, id, attempt, now, may_expire)
       local first_in_line = not head[1] or head[1] == id or order <= tonumber(head[2])
       if redis.call('ZCARD', k.run) >= k.limit or not first_in_line then
         redis.call('ZADD', k.wait, 'NX', order, id)
+        flow_keep(k.wait)
         flow_wake(flow, k, now)
         if not redis.call('ZSCORE', k.run, 'w:' .. id) then
           local wake_at = 0
@@ -200,6 +215,7 @@ local function flow_take(flow, g, e, s, id, token, deadline, now)
   if g.key then
     redis.call('ZREM', g.key.run, 'w:' .. id)
     redis.call('ZADD', g.key.run, deadline, token)
+    flow_keep(g.key.run)
     redis.call('ZREM', g.key.wait, id)
   end
   if s.hash['relay:wait:' .. e.field] then s.drop('relay:wait:' .. e.field) end

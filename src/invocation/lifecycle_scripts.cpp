@@ -323,7 +323,10 @@ if not held(m) or m.token ~= token then return 'lost' end
 local deadline = math.max(m.deadline, now_ms() + extend)
 redis.call('HSET', key, field, m.state .. ':' .. m.attempt .. ':' .. token .. ':' .. deadline)
 for _, g in pairs(flow.gates) do
-  if g.key then redis.call('ZADD', g.key.run, 'XX', deadline, token) end
+  if g.key then
+    redis.call('ZADD', g.key.run, 'XX', deadline, token)
+    flow_keep(g.key.run)
+  end
 end
 redis.call('XCLAIM', stream, group, consumer, 0, id, 'JUSTID')
 return 'renewed'

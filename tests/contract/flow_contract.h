@@ -301,6 +301,33 @@ TYPED_TEST_P(FlowControlContract, DebounceRunsTheLatestEventOfABurstAfterItsQuie
   EXPECT_EQ(next.kind, StartVerdict::Kind::kPending);
 }
 
+// Workers record plans in any order: an older event (by stream id) recorded after a newer one
+// of its burst or singleton key is the superseded one, and does not displace the newer.
+TYPED_TEST_P(FlowControlContract, AnOlderEventRecordedLateIsSupersededByTheNewerOne) {
+  const Plan user = debouncedPlan("7", milliseconds(300), milliseconds(5'000));
+  const std::string older = this->backend_.deliver();
+  const std::string newer = this->backend_.deliver();
+  ASSERT_EQ(this->start(newer, user, "t1").kind, StartVerdict::Kind::kPending);
+  const StartVerdict late = this->start(older, user, "t2");
+  ASSERT_EQ(late.kind, StartVerdict::Kind::kDone);
+  ASSERT_EQ(this->kinds(late), std::vector<FlowNote::Kind>{FlowNote::Kind::kSuperseded});
+  EXPECT_EQ(late.flow[0].other, newer);
+  this->backend_.pass(milliseconds(*this->backend_.dueAt(newer) - this->backend_.nowMs() + 10));
+  EXPECT_EQ(this->start(newer, user, "t3").kind, StartVerdict::Kind::kRun);
+
+  const Plan sync = keyedPlan(R"("acct-1")", 1, /*singleton=*/true);
+  const std::string running = this->backend_.deliver();
+  const std::string old_one = this->backend_.deliver();
+  const std::string new_one = this->backend_.deliver();
+  ASSERT_EQ(this->start(running, sync, "t4").kind, StartVerdict::Kind::kRun);
+  ASSERT_EQ(this->start(new_one, sync, "t5").kind, StartVerdict::Kind::kPending);
+  const StartVerdict replaced = this->start(old_one, sync, "t6");
+  ASSERT_EQ(replaced.kind, StartVerdict::Kind::kDone);
+  EXPECT_EQ(replaced.flow.at(0).other, new_one);
+  EXPECT_EQ(this->marker(old_one, "shop/h")->state, Marker::State::kSuperseded);
+  EXPECT_EQ(this->backend_.stat("shop/h", "superseded"), 2);
+}
+
 // A steady stream still runs: the latest event runs at most max_wait after its burst began.
 TYPED_TEST_P(FlowControlContract, DebounceRunsASteadyStreamAtItsMaximumWait) {
   const Plan user = debouncedPlan("7", milliseconds(300), milliseconds(500));
@@ -377,6 +404,6 @@ REGISTER_TYPED_TEST_SUITE_P(
     ReleaseFreesTheKeySlotAndRenewalHoldsIt, ADuplicateEventIsDeduplicatedUntilItsKeyExpires,
     DebounceRunsTheLatestEventOfABurstAfterItsQuietPeriod,
     DebounceRunsASteadyStreamAtItsMaximumWait, ASingletonReplacesItsWaitingEventAndNeverRunsTwo,
-    ARetryAfterIsUnchargedUpToItsCap);
+    AnOlderEventRecordedLateIsSupersededByTheNewerOne, ARetryAfterIsUnchargedUpToItsCap);
 
 }  // namespace relay::invocation::contract

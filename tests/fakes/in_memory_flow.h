@@ -69,24 +69,30 @@ class InMemoryFlow {
         Debounce& d =
             debounce_[name("debounce", planned, flow.debounce->scope, flow.debounce->value)];
         std::int64_t first = ctx.now;
-        if (!d.latest.empty() && d.latest != d.done) {
-          first = d.first;
-          if (d.latest != id) ctx.due[d.latest] = ctx.now;
+        const bool burst = !d.latest.empty() && d.latest != d.done;
+        if (!(burst && orderOf(id) < orderOf(d.latest))) {
+          if (burst) {
+            first = d.first;
+            if (d.latest != id) ctx.due[d.latest] = ctx.now;
+          }
+          d.latest = id;
+          d.first = first;
+          d.due = std::min(ctx.now + flow.debounce->period.count(),
+                           first + flow.debounce->max_wait.count());
         }
-        d.latest = id;
-        d.first = first;
-        d.due = std::min(ctx.now + flow.debounce->period.count(),
-                         first + flow.debounce->max_wait.count());
       }
       if (flow.key && flow.key->singleton && !terminal(state, field)) {
         const std::string latest = name("latest", planned, flow.key->scope, flow.key->value);
         Queue& queue = waits_[name("wait", planned, flow.key->scope, flow.key->value)];
         auto previous = latest_.find(latest);
-        if (previous != latest_.end() && previous->second != id && queue.has(previous->second)) {
-          queue.remove(previous->second);
-          ctx.due[previous->second] = ctx.now;
+        const bool older = previous != latest_.end() && orderOf(id) < orderOf(previous->second);
+        if (!older) {
+          if (previous != latest_.end() && previous->second != id && queue.has(previous->second)) {
+            queue.remove(previous->second);
+            ctx.due[previous->second] = ctx.now;
+          }
+          latest_[latest] = id;
         }
-        latest_[latest] = id;
       }
     }
   }
