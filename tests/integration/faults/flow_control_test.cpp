@@ -281,5 +281,32 @@ TEST_F(FlowControl, AKillWhileInvocationsWaitForTheirKeyLosesNothingAndChargesOn
   EXPECT_TRUE(dlq().empty());
 }
 
+// kill -9 while a throttled backlog waits for its turns: the waiting ones are parked (held by
+// no worker), so the next worker runs every one exactly once, none charged, none lost.
+TEST_F(FlowControl, AKillWhileAThrottledBacklogWaitsRunsEachOnceOnTheNextWorker) {
+  writeApp("v1", "slowapi",
+           "runtime: exec\nevents:\n  - handler: bin/h.sh\n    pattern: {kind: [call]}\n"
+           "    timeout: 2s\n    retries: 0\n    throttle: {limit: 5, period: 1s}\n",
+           {{"bin/h.sh", kRecordingHandler}});
+  auto first = worker("v1", "first");
+  for (int i = 0; i < 10; ++i) xadd(R"({"kind":"call","n":)" + std::to_string(i) + "}");
+  ASSERT_TRUE(waitUntil([&] { return stat("slowapi/bin/h.sh", "succeeded") >= 1; }))
+      << first->log();
+  first->signal(SIGKILL);
+  first->wait();
+  EXPECT_GE(pendingByConsumer()[std::string(invocation::kParkingConsumer)], 5);
+  auto second = worker("v1", "second");
+  ASSERT_TRUE(waitUntil([&] { return pending() == 0; }, seconds(40))) << second->log();
+  std::map<std::string, int> times;
+  for (const HandlerRun& run : runs("v1", "slowapi")) ++times[run.event];
+  // Every event started exactly once: the waiting ones on the second worker, uncharged; one the
+  // kill interrupted was charged (`retries: 0`: dead-lettered, not run again).
+  EXPECT_EQ(times.size(), 10u);
+  for (const auto& [event, n] : times) EXPECT_EQ(n, 1) << event;
+  const auto entries = dlq();
+  EXPECT_LE(entries.size(), 2u);
+  for (const auto& entry : entries) EXPECT_EQ(entry.at("reason"), "worker lost during attempt 1");
+}
+
 }  // namespace
 }  // namespace relay::testing
