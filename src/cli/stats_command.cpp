@@ -1,5 +1,6 @@
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -58,7 +59,11 @@ void runStats(const StatsOptions& options, CommandContext& context) {
                       {"failed", row.failed},
                       {"dlq", row.dead_lettered},
                       {"runs", row.runs()},
-                      {"duration_seconds", row.duration_seconds}});
+                      {"duration_seconds", row.duration_seconds},
+                      {"deferred", row.deferred},
+                      {"deduplicated", row.deduplicated},
+                      {"superseded", row.superseded},
+                      {"retry_after", row.retry_after}});
     }
     Json out = {{"stream", session->keys.stream}, {"group", session->keys.group}};
     if (backlog.ok()) {
@@ -88,13 +93,27 @@ void runStats(const StatsOptions& options, CommandContext& context) {
     context.out << "no statistics recorded yet in " << session->keys.stats() << "\n";
     return;
   }
+  // The flow-control columns (docs/apps.md "Flow control") only once some handler has one, so
+  // the table of apps without flow control stays as narrow as it was.
+  const bool flow = std::any_of(rows.begin(), rows.end(), [](const stream::HandlerStats& row) {
+    return row.deferred + row.deduplicated + row.superseded + row.retry_after > 0;
+  });
   std::vector<std::vector<std::string>> table = {
       {"APP", "HANDLER", "SUCCEEDED", "FAILED", "DLQ", "RUNS", "TOTAL TIME", "AVG TIME"}};
+  if (flow) {
+    table.front().insert(table.front().end(),
+                         {"DEFERRED", "DEDUPLICATED", "SUPERSEDED", "RETRY-AFTER"});
+  }
   for (const stream::HandlerStats& row : rows) {
     table.push_back({printable(row.app), printable(row.handler), std::to_string(row.succeeded),
                      std::to_string(row.failed), std::to_string(row.dead_lettered),
                      std::to_string(row.runs()), seconds(row.duration_seconds),
                      row.runs() > 0 ? seconds(row.duration_seconds / row.runs()) : "-"});
+    if (flow) {
+      table.back().insert(table.back().end(),
+                          {std::to_string(row.deferred), std::to_string(row.deduplicated),
+                           std::to_string(row.superseded), std::to_string(row.retry_after)});
+    }
   }
   printTable(context.out, table);
 }
@@ -115,7 +134,8 @@ void addStatsCommand(CLI::App& root, CommandContext& context) {
   auto options = std::make_shared<StatsOptions>();
   CLI::App* command = root.add_subcommand(
       "stats",
-      "Per app/handler totals every worker records: succeeded, failed, dead-lettered, time");
+      "Per app/handler totals every worker records: succeeded, failed, dead-lettered, time, "
+      "and flow control's deferred, deduplicated, superseded and retry-after counts");
   command->add_flag("--json", options->json,
                     "Print one JSON object: the ready backlog and one object per app/handler");
   CLI::App* reset = command->add_subcommand("reset", "Clear the statistics of every worker");

@@ -24,7 +24,8 @@ class Metrics {
   // obsolete_schedule.
   void countEvent(std::string_view outcome);
   // relay_invocations_total{app,handler,outcome}: succeeded, failed, exhausted, unavailable,
-  // blocked.
+  // blocked, and flow control's deferred, deduplicated, superseded, retry_after. Any outcome
+  // makes its series on first use: there is no list to extend.
   void countInvocation(std::string_view app, std::string_view handler, std::string_view outcome);
   // relay_invocation_duration_seconds
   void observeInvocationSeconds(double seconds);

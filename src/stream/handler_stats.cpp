@@ -48,6 +48,14 @@ std::vector<HandlerStats> parseStats(const std::vector<std::pair<std::string, st
         candidate.failed = count;
       } else if (counter == kStatsDeadLettered) {
         candidate.dead_lettered = count;
+      } else if (counter == kStatsDeferred) {
+        candidate.deferred = count;
+      } else if (counter == kStatsDeduplicated) {
+        candidate.deduplicated = count;
+      } else if (counter == kStatsSuperseded) {
+        candidate.superseded = count;
+      } else if (counter == kStatsRetryAfter) {
+        candidate.retry_after = count;
       } else {
         continue;
       }
@@ -59,6 +67,10 @@ std::vector<HandlerStats> parseStats(const std::vector<std::pair<std::string, st
     row.failed += candidate.failed;
     row.dead_lettered += candidate.dead_lettered;
     row.duration_seconds += candidate.duration_seconds;
+    row.deferred += candidate.deferred;
+    row.deduplicated += candidate.deduplicated;
+    row.superseded += candidate.superseded;
+    row.retry_after += candidate.retry_after;
   }
   std::vector<HandlerStats> out;
   out.reserve(rows.size());

@@ -461,12 +461,46 @@ TEST_F(DlqCli, StatsPrintsATableAndJsonAndResetClearsThem) {
   EXPECT_EQ(rows[1]["dlq"], 1);
   EXPECT_EQ(rows[1]["runs"], 4);
   EXPECT_DOUBLE_EQ(rows[1]["duration_seconds"].get<double>(), 2.0);
+  EXPECT_EQ(rows[1]["deferred"], 0);
+  EXPECT_EQ(rows[1]["deduplicated"], 0);
   run = relay({"stats", "reset"});
   EXPECT_EQ(run.exit_code, 0);
   EXPECT_EQ(run.out, "cleared relay:events:stats\n");
   EXPECT_EQ(*redis_->command({"EXISTS", "relay:events:stats"})->integer(), 0);
   run = relay({"stats", "reset"});
   EXPECT_EQ(run.out, "nothing to clear in relay:events:stats\n");
+}
+
+// The counters flow control's scripts write (docs/apps.md "Flow control"): their columns appear
+// once a handler has one, and --json always has them.
+TEST_F(DlqCli, StatsShowsTheFlowControlCounts) {
+  ASSERT_TRUE(
+      redis_
+          ->command({"HSET", "relay:events:stats", "shop/bin/pay.sh:succeeded", "3",
+                     "shop/bin/pay.sh:duration_seconds", "4.0", "shop/bin/pay.sh:deferred", "12",
+                     "shop/bin/pay.sh:deduplicated", "2", "shop/bin/pay.sh:superseded", "5",
+                     "shop/bin/pay.sh:retry_after", "1", "shop/bin/h.sh:failed", "1"})
+          .ok());
+  BinaryRun run = relay({"stats"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out,
+            "ready backlog: - (consumer group \"relay\" of stream \"events\" does not exist)\n"
+            "APP   HANDLER     SUCCEEDED  FAILED  DLQ  RUNS  TOTAL TIME  AVG TIME  DEFERRED  "
+            "DEDUPLICATED  SUPERSEDED  RETRY-AFTER\n"
+            "shop  bin/h.sh    0          1       0    1     0.000s      0.000s    0         "
+            "0             0           0\n"
+            "shop  bin/pay.sh  3          0       0    4     4.000s      1.000s    12        "
+            "2             5           1\n");
+  run = relay({"stats", "--json"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  const json rows = json::parse(run.out)["handlers"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[1]["handler"], "bin/pay.sh");
+  EXPECT_EQ(rows[1]["deferred"], 12);
+  EXPECT_EQ(rows[1]["deduplicated"], 2);
+  EXPECT_EQ(rows[1]["superseded"], 5);
+  EXPECT_EQ(rows[1]["retry_after"], 1);
+  EXPECT_EQ(rows[1]["runs"], 4);
 }
 
 TEST_F(DlqCli, CommandsFollowREDIS_STREAM) {

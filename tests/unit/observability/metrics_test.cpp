@@ -46,6 +46,29 @@ TEST(MetricsExposition, ParsesBackToTheRecordedValues) {
   EXPECT_DOUBLE_EQ(*text.value("relay_invocation_duration_seconds_sum"), 3.02);
 }
 
+// docs/operations.md "Metrics": flow control's outcomes are series of the invocation counter,
+// summed by outcome like the others (the console's throughput chart reads them that way).
+TEST(MetricsExposition, FlowControlOutcomesAreInvocationSeries) {
+  Metrics metrics;
+  for (const char* outcome :
+       {"deferred", "deferred", "deduplicated", "superseded", "retry_after"}) {
+    metrics.countInvocation("shop", "bin/pay.sh", outcome);
+  }
+  const PrometheusText text(metrics.exposition());
+  ASSERT_TRUE(text.ok()) << text.error();
+  const auto series = [&text](const char* outcome) {
+    return text.value("relay_invocations_total",
+                      {{"app", "shop"}, {"handler", "bin/pay.sh"}, {"outcome", outcome}});
+  };
+  EXPECT_EQ(series("deferred"), 2);
+  EXPECT_EQ(series("deduplicated"), 1);
+  EXPECT_EQ(series("superseded"), 1);
+  EXPECT_EQ(series("retry_after"), 1);
+  const auto sums = metrics.sumBy("relay_invocations_total", "outcome");
+  EXPECT_EQ(sums.at("deferred"), 2);
+  EXPECT_EQ(sums.at("retry_after"), 1);
+}
+
 TEST(MetricsExposition, LabelValuesAreEscaped) {
   Metrics metrics;
   metrics.countInvocation("app", "weird\"handler\\with\nnewline", "failed");

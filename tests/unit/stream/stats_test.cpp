@@ -31,6 +31,23 @@ TEST(ParseStats, GroupsCountersPerHandlerSortedByAppThenHandler) {
   EXPECT_EQ(rows[2].app, "users");
 }
 
+TEST(ParseStats, ReadsTheFlowControlCounters) {
+  const auto rows = parseStats({{"shop/pay.sh:deferred", "7"},
+                                {"shop/pay.sh:deduplicated", "3"},
+                                {"shop/pay.sh:superseded", "2"},
+                                {"shop/pay.sh:retry_after", "4"},
+                                {"shop/pay.sh:succeeded", "5"},
+                                {"shop/pay.sh:failed", "1"}});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].deferred, 7);
+  EXPECT_EQ(rows[0].deduplicated, 3);
+  EXPECT_EQ(rows[0].superseded, 2);
+  EXPECT_EQ(rows[0].retry_after, 4);
+  // A run that asked to be retried later ran the handler: it is a run, not a failure.
+  EXPECT_EQ(rows[0].failed, 1);
+  EXPECT_EQ(rows[0].runs(), 10);
+}
+
 TEST(ParseStats, HandlerPathsMayHoldSlashesAndColons) {
   const auto rows = parseStats({{"app/bin/x:y.sh:failed", "4"}});
   ASSERT_EQ(rows.size(), 1u);
