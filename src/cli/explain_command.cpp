@@ -9,7 +9,10 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
+#include "app/app_description.h"
+#include "catalog/flow_gates.h"
 #include "catalog/message_decoder.h"
 #include "cli/explanation_json.h"
 #include "cli/json_output.h"
@@ -33,6 +36,56 @@ struct ExplainOptions {
   std::string now;    // RFC 3339; empty: the clock
   bool json = false;
 };
+
+// One flow-control limit that applies to a matching rule (docs/apps.md "Flow control").
+struct AppliedLimit {
+  std::string text;  // `concurrency: 2 at a time per tenant_id (this event: "acme")`
+  Json json;
+};
+
+// How the event keys a gate: its value, or that the field is missing (a key of its own).
+std::string keyNote(const std::string& value, const app::KeyPath& key) {
+  if (value == invocation::kMissingKeyValue) {
+    return " (this event has no " + key.text + ": it shares the key \"-\")";
+  }
+  return " (this event: " + value + ")";
+}
+
+// Every limit on an invocation of `rule` for `event`: the app's throttle (one bucket for the
+// whole app), then the rule's own gates, each keyed one with the key value the event gives it
+// (catalog::flowKeyValue, as the worker computes it).
+std::vector<AppliedLimit> appliedLimits(const app::App& app, const app::Rule& rule,
+                                        const event::Event& event) {
+  std::vector<AppliedLimit> out;
+  const auto throttle = [&out](const app::ThrottleRule& rate, std::string_view scope) {
+    Json json = {{"kind", "throttle"}, {"scope", scope}};
+    json.update(app::throttleJson(rate));
+    out.push_back({"throttle: " + app::describeRate(rate) +
+                       (scope == "app" ? " (the whole app)" : " (this rule)"),
+                   std::move(json)});
+  };
+  if (app.throttle) throttle(*app.throttle, "app");
+  const app::FlowRules& flow = rule.flow;
+  if (flow.throttle) throttle(*flow.throttle, "rule");
+  // Each keyed gate alone, so describeFlow() and flowJson() describe just it.
+  const auto add = [&](auto member, std::string_view kind) {
+    const auto& gate = flow.*member;
+    if (!gate) return;
+    app::FlowRules only;
+    only.*member = gate;
+    const std::string value = catalog::flowKeyValue(event, gate->key);
+    Json json = {{"kind", kind}, {"scope", "rule"}};
+    json.update(app::flowJson(only)[std::string(kind)]);
+    json["key_value"] = value;
+    json["key_missing"] = value == invocation::kMissingKeyValue;
+    out.push_back({app::describeFlow(only).front() + keyNote(value, gate->key), std::move(json)});
+  };
+  add(&app::FlowRules::concurrency, "concurrency");
+  add(&app::FlowRules::singleton, "singleton");
+  add(&app::FlowRules::dedupe, "dedupe");
+  add(&app::FlowRules::debounce, "debounce");
+  return out;
+}
 
 void explainApp(const ExplainOptions& options, std::istream& in, Clock& clock,
                 CommandContext& context) {
@@ -83,10 +136,19 @@ void explainApp(const ExplainOptions& options, std::istream& in, Clock& clock,
     if (explanation.matched) ++matched;
     Json item = {{"index", i}, {"handler", rule.handler}, {"line", rule.line}};
     item.update(explanationJson(explanation));
-    rules.push_back(std::move(item));
     lines.push_back("  [" + std::to_string(i) + "] " + rule.handler + " (template.yaml line " +
                     std::to_string(rule.line) + "): " +
                     (explanation.matched ? "match" : "no match: " + explanation.toString()));
+    // The limits its invocation would pass before it starts (only a matching rule has one).
+    if (explanation.matched) {
+      Json limits = Json::array();
+      for (AppliedLimit& limit : appliedLimits(app, rule, *event)) {
+        lines.push_back("      " + limit.text);
+        limits.push_back(std::move(limit.json));
+      }
+      item["flow"] = std::move(limits);
+    }
+    rules.push_back(std::move(item));
   }
   if (options.json) {
     Json out = {{"app", app.name},

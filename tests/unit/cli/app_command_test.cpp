@@ -122,6 +122,7 @@ TEST_F(AppCommand, InspectShowsTheEffectiveConfiguration) {
                 "runtime:      exec\n"
                 "image:        debian:12-slim\n"
                 "concurrency:  4\n"
+                "throttle:     (none)\n"
                 "network:      false\n"
                 "env:          MODE=fast\n"
                 "resources:    memory 256MiB, cpus 1, pids 128\n"
@@ -132,6 +133,88 @@ TEST_F(AppCommand, InspectShowsTheEffectiveConfiguration) {
                 "      pattern:  {\"table_name\": [\"users\"], \"id\": [\"7\", 7]}\n"
                 "      timeout:  30s, retries: 4\n"
                 "schedules:    0\n");
+}
+
+// docs/apps.md "Flow control": the app's throttle and each rule's limits, in words and in JSON.
+class AppInspectFlow : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    root_.write("pay/bin/charge.sh", "#!/bin/sh\n", 0755);
+    root_.write("pay/bin/sync.sh", "#!/bin/sh\n", 0755);
+    root_.write("pay/bin/digest.sh", "#!/bin/sh\n", 0755);
+    root_.write("pay/template.yaml", R"(runtime: exec
+throttle: {limit: 20, period: 1s, burst: 5}
+events:
+  - handler: bin/charge.sh
+    pattern: {kind: [charge]}
+    concurrency: {limit: 2, key: tenant_id}
+    dedupe: {key: order.id}
+  - handler: bin/sync.sh
+    pattern: {kind: [sync]}
+    singleton: {key: account}
+    throttle: {limit: 3, period: 1m}
+  - handler: bin/digest.sh
+    pattern: {kind: [digest]}
+    debounce: {key: user, period: 30s, max_wait: 2m}
+)");
+  }
+  testing::CliRun inspect(std::vector<std::string> extra = {}) {
+    std::vector<std::string> args = {"app",       "inspect", "pay", "--apps", root_.path().string(),
+                                     "--runtime", "process"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+  }
+
+  relay::testing::TempDir root_;
+  ScopedEnv no_redis_{"REDIS_URI", "127.0.0.1:1"};
+};
+
+TEST_F(AppInspectFlow, PrintsTheAppThrottleAndEachRulesLimits) {
+  const auto result = inspect();
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_NE(result.out.find("throttle:     20 per 1s, burst 5 (the whole app)\n"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("      timeout:  30s, retries: 4\n"
+                            "      concurrency: 2 at a time per tenant_id\n"
+                            "      dedupe: by order.id for 1d\n"
+                            "  [1] bin/sync.sh"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("      throttle: 3 per 1m\n"
+                            "      singleton: one at a time per account, a newer event replaces "
+                            "a waiting one\n"),
+            std::string::npos)
+      << result.out;
+  EXPECT_NE(result.out.find("      debounce: by user, runs the latest after 30s quiet, at most "
+                            "2m after the first\n"),
+            std::string::npos)
+      << result.out;
+}
+
+TEST_F(AppInspectFlow, JsonHasTheAppThrottleAndAFlowObjectPerRule) {
+  const auto result = inspect({"--json"});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["throttle"],
+            nlohmann::json::parse(R"({"limit":20,"period":"1s","period_ms":1000,"burst":5})"));
+  const auto& rules = json["rules"];
+  ASSERT_EQ(rules.size(), 3u);
+  EXPECT_EQ(rules[0]["flow"], nlohmann::json::parse(R"({
+    "concurrency": {"limit": 2, "key": "tenant_id"},
+    "dedupe": {"key": "order.id", "ttl": "1d", "ttl_ms": 86400000}})"));
+  EXPECT_EQ(rules[1]["flow"]["singleton"]["key"], "account");
+  EXPECT_EQ(rules[1]["flow"]["throttle"]["limit"], 3);
+  EXPECT_EQ(rules[1]["flow"]["throttle"]["period_ms"], 60000);
+  EXPECT_EQ(rules[2]["flow"]["debounce"]["max_wait_ms"], 120000);
+}
+
+TEST_F(AppCommand, InspectJsonWithoutFlowControlHasNullThrottleAndEmptyFlows) {
+  const auto result = run({"app", "inspect", "good", "--json", "--apps", root()});
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_TRUE(json["throttle"].is_null());
+  EXPECT_EQ(json["rules"][0]["flow"], nlohmann::json::object());
 }
 
 TEST_F(AppCommand, InspectJsonCarriesDefaultsPatternsAndNextFireTimes) {
