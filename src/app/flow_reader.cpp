@@ -44,8 +44,11 @@ std::optional<KeyPath> FlowReader::readKey(const Field& field) {
   const std::optional<std::string> text = reader_.readString(field);
   if (!text) return std::nullopt;
   if (text->empty() || text->size() > kMaxKeyPathBytes) {
-    reader_.error(field, "expected the dotted path of an event field such as tenant_id or "
-                         "new_image.tenant_id (1 to 256 bytes)");
+    reader_.error(field,
+                  "expected the dotted path of an event field such as tenant_id or "
+                  "new_image.tenant_id (1 to 256 bytes), got " +
+                      (text->empty() ? std::string("an empty string")
+                                     : std::to_string(text->size()) + " bytes"));
     return std::nullopt;
   }
   std::optional<KeyPath> path = parseKeyPath(*text);
@@ -80,9 +83,10 @@ std::optional<ThrottleRule> FlowReader::readThrottle(const Field& field) {
     if (value) throttle.burst = static_cast<int>(*value);
   }
   if (valid && throttle.period.count() < throttle.limit) {
+    // The GCRA spaces starts at least 1ms apart (its times are whole Redis milliseconds).
     reader_.error(field, "limit " + std::to_string(throttle.limit) + " per " +
                              formatDuration(throttle.period) +
-                             " is finer than flow control's 1ms resolution: at most " +
+                             " would start more than one per millisecond: at most " +
                              std::to_string(throttle.period.count()) + " per " +
                              formatDuration(throttle.period));
     return std::nullopt;
@@ -93,13 +97,14 @@ std::optional<ThrottleRule> FlowReader::readThrottle(const Field& field) {
 
 std::optional<KeyConcurrencyRule> FlowReader::readConcurrency(const Field& field) {
   if (!field.value.IsMap()) {
-    reader_.error(field, "expected a map {limit: N, key: field.path}: a rule's concurrency is per "
-                         "key (the app-wide cap is the top-level concurrency), got " +
-                             yaml::describe(field.value));
+    reader_.error(field,
+                  "expected a map {limit: N, key: field.path}: a rule's concurrency is per "
+                  "key (the app-wide cap is the top-level concurrency), got " +
+                      yaml::describe(field.value));
     return std::nullopt;
   }
-  const auto fields = reader_.readMap(field, "a map with limit and key", {"limit", "key"},
-                                      {"limit", "key"});
+  const auto fields =
+      reader_.readMap(field, "a map with limit and key", {"limit", "key"}, {"limit", "key"});
   if (!fields) return std::nullopt;
   KeyConcurrencyRule rule;
   bool valid = fields->count("limit") && fields->count("key");
@@ -170,8 +175,8 @@ std::optional<DebounceRule> FlowReader::readDebounce(const Field& field) {
 }
 
 std::optional<SingletonRule> FlowReader::readSingleton(const Field& field) {
-  const auto fields = reader_.readMap(field, "a map with key (e.g. {key: account_id})", {"key"},
-                                      {"key"});
+  const auto fields =
+      reader_.readMap(field, "a map with key (e.g. {key: account_id})", {"key"}, {"key"});
   if (!fields) return std::nullopt;
   const Field* key = flowField(*fields, "key");
   if (!key) return std::nullopt;
@@ -191,12 +196,14 @@ FlowRules FlowReader::readRule(const std::map<std::string, Field>& fields) {
   const Field* singleton = flowField(fields, "singleton");
   if (singleton) flow.singleton = readSingleton(*singleton);
   if (singleton && flowField(fields, "concurrency")) {
-    reader_.error(*singleton, "a rule has singleton or a per-key concurrency, not both "
-                              "(singleton is a limit of 1 per key that replaces waiting events)");
+    reader_.error(*singleton,
+                  "a rule has singleton or a per-key concurrency, not both "
+                  "(singleton is a limit of 1 per key that replaces waiting events)");
   }
   if (singleton && flowField(fields, "debounce")) {
-    reader_.error(*singleton, "a rule has singleton or debounce, not both (each replaces the "
-                              "events it holds back in its own way)");
+    reader_.error(*singleton,
+                  "a rule has singleton or debounce, not both (each replaces the "
+                  "events it holds back in its own way)");
   }
   return flow;
 }

@@ -51,7 +51,7 @@ TEST_F(TemplateErrors, UnknownTopLevelKeySuggestsTheClosestKey) {
 TEST_F(TemplateErrors, UnknownKeyListsTheAllowedKeysWhenNoneIsClose) {
   EXPECT_EQ(errorsFor(std::string("runtime: exec\n") + kRule + "    colour: red\n"),
             expected({"5:5: events[0]: unknown key \"colour\" (expected one of: handler, pattern, "
-                      "timeout, retries)"}));
+                      "timeout, retries, throttle, concurrency, dedupe, debounce, singleton)"}));
 }
 
 TEST_F(TemplateErrors, MissingRuntimeIsReportedAtTheTop) {
