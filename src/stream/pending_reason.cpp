@@ -7,6 +7,7 @@
 #include "common/duration.h"
 #include "common/enum_names.h"
 #include "common/rfc3339.h"
+#include "invocation/flow.h"
 #include "invocation/keys.h"
 #include "invocation/marker.h"
 #include "invocation/paused_apps.h"
@@ -20,7 +21,7 @@ using invocation::PlannedInvocation;
 
 // The candidates of one message, the first of each kind in plan order (the earliest retry).
 struct Candidates {
-  std::optional<PendingReason> expired, due, retry, paused, unknown, unavailable, owed;
+  std::optional<PendingReason> expired, due, retry, flow, paused, unknown, unavailable, owed;
 };
 
 PendingReason just(PendingKind kind) {
@@ -74,6 +75,22 @@ std::optional<std::vector<PlannedInvocation>> invocationsOf(
     out.push_back(std::move(planned));
   }
   return out;
+}
+
+// Why a planned invocation waits for its flow control, while it does: its `relay:wait:` field,
+// until the earliest start it names (0: until its key wakes it).
+std::optional<PendingReason> flowWait(const std::map<std::string, std::string, std::less<>>& fields,
+                                      const PlannedInvocation& planned, int attempt,
+                                      std::int64_t now_ms) {
+  const auto text = fields.find(std::string(invocation::kWaitPrefix) + planned.field());
+  if (text == fields.end()) return std::nullopt;
+  const std::optional<invocation::FlowWaitState> wait = invocation::parseFlowWait(text->second);
+  if (!wait || (wait->until != 0 && wait->until <= now_ms)) return std::nullopt;
+  const PendingKind kind =
+      wait->reason == invocation::FlowWait::kThrottled ? PendingKind::kThrottled
+      : wait->reason == invocation::FlowWait::kKeyBusy ? PendingKind::kKeyBusy
+                                                       : PendingKind::kDebounced;
+  return about(kind, planned, attempt, wait->until);
 }
 
 PendingReason reasonOf(const PendingFacts& facts, invocation::Catalog* catalog,
@@ -138,16 +155,20 @@ PendingReason reasonOf(const PendingFacts& facts, invocation::Catalog* catalog,
     }
     if (marker && facts.now_ms < marker->next_attempt_ms) {
       if (!found.retry || marker->next_attempt_ms < found.retry->until_ms) {
-        found.retry =
-            about(PendingKind::kRetryWait, planned, marker->attempt, marker->next_attempt_ms);
+        found.retry = about(PendingKind::kRetryWait, planned, marker->attempt,
+                            marker->next_attempt_ms, marker->deferred ? "retry-after" : "");
       }
+      continue;
+    }
+    if (auto wait = flowWait(fields, planned, marker ? marker->attempt : 0, facts.now_ms)) {
+      first(found.flow, std::move(wait));
       continue;
     }
     first(found.due, about(PendingKind::kDue, planned, marker ? marker->attempt : 0,
                            marker ? marker->next_attempt_ms : 0));
   }
-  for (auto* slot : {&found.expired, &found.due, &found.retry, &found.paused, &found.unknown,
-                     &found.unavailable, &found.owed}) {
+  for (auto* slot : {&found.expired, &found.due, &found.retry, &found.flow, &found.paused,
+                     &found.unknown, &found.unavailable, &found.owed}) {
     if (*slot) return **slot;
   }
   return just(PendingKind::kResolved);
@@ -169,12 +190,15 @@ std::string invocationName(const PendingReason& reason) {
 }
 
 // The reasons' names (`relay pending ls`, the metrics' `reason` label).
-constexpr EnumNames<PendingKind, 14> kPendingKindNames = {{{
+constexpr EnumNames<PendingKind, 17> kPendingKindNames = {{{
     {PendingKind::kRunning, "running"},
     {PendingKind::kClaimed, "claimed"},
     {PendingKind::kClaimExpired, "claim_expired"},
     {PendingKind::kDue, "due"},
     {PendingKind::kRetryWait, "retry_wait"},
+    {PendingKind::kThrottled, "throttled"},
+    {PendingKind::kKeyBusy, "key_busy"},
+    {PendingKind::kDebounced, "debounced"},
     {PendingKind::kPaused, "paused"},
     {PendingKind::kParked, "parked"},
     {PendingKind::kOwesDlq, "owes_dlq"},
@@ -206,10 +230,12 @@ PendingReport explainPending(const PendingEntry& entry, const PendingFacts& fact
   report.payload_exists = facts.payload_exists;
   report.reason = reasonOf(facts, catalog, report.plan);
   // A parked message comes back only through an index (the due index, or the paused queue on
-  // resume): held by the parking consumer without one, nothing takes it back.
+  // resume): held by the parking consumer without one, nothing takes it back. A key_busy
+  // waiter is the exception: its key's queue takes it back when a slot frees.
   const PendingKind kind = report.reason.kind;
   const bool waits = kind == PendingKind::kClaimExpired || kind == PendingKind::kDue ||
-                     kind == PendingKind::kRetryWait || kind == PendingKind::kPaused ||
+                     kind == PendingKind::kRetryWait || kind == PendingKind::kThrottled ||
+                     kind == PendingKind::kDebounced || kind == PendingKind::kPaused ||
                      kind == PendingKind::kUnknownApp || kind == PendingKind::kUnavailable ||
                      kind == PendingKind::kOwesDlq || kind == PendingKind::kNoState;
   if (report.parked && waits && !facts.due_at_ms && facts.paused_queue_apps.empty()) {
@@ -246,8 +272,28 @@ std::string describe(const PendingReport& report) {
              (reason.attempt == 0 ? " never started" : attempt + " failed") +
              " and may start now: waiting for a worker (held by " + who + ")";
     case PendingKind::kRetryWait:
+      if (reason.detail == "retry-after") {
+        return invocationName(reason) +
+               " asked to run again later (exit 75, not charged); it runs again at " +
+               timeOf(reason.until_ms) + " (" + relative(reason.until_ms, now) + ")";
+      }
       return invocationName(reason) + attempt + " failed; the next attempt starts at " +
              timeOf(reason.until_ms) + " (" + relative(reason.until_ms, now) + ")";
+    case PendingKind::kThrottled:
+      return invocationName(reason) + " is throttled: its turn starts at " +
+             timeOf(reason.until_ms) + " (" + relative(reason.until_ms, now) + ")";
+    case PendingKind::kKeyBusy:
+      // A first waiter is looked at again when the earliest slot of its key would lapse.
+      return invocationName(reason) +
+             " waits for its key: it starts when a running invocation of its key ends" +
+             (reason.until_ms == 0 ? std::string()
+                                   : " (looked at again at " + timeOf(reason.until_ms) + ", " +
+                                         relative(reason.until_ms, now) + ")");
+    case PendingKind::kDebounced:
+      return invocationName(reason) + " is debounced: it runs at " + timeOf(reason.until_ms) +
+             " (" + relative(reason.until_ms, now) +
+             ") unless a newer event of its key "
+             "replaces it";
     case PendingKind::kPaused:
       return "app " + reason.app + " is paused (" + invocationName(reason) +
              " waits; relay app resume " + reason.app + ")";

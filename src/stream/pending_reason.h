@@ -43,20 +43,25 @@ enum class PendingKind {
   kClaimExpired,  // the claim's deadline passed: its worker died or lost Redis; a reclaim takes it
   kDue,           // an invocation may start now: waiting for a worker to take it
   kRetryWait,     // a failed attempt's backoff: the next attempt starts at `until_ms`
-  kPaused,        // the app of the next invocation is paused (relay app pause)
-  kParked,        // held by the parking consumer, but neither the due index nor the paused
-                  // queue has it: nothing will take it back (stuck)
-  kOwesDlq,       // exhausted, its DLQ entry not written yet
-  kUnknownApp,    // the plan names an app or handler this worker does not know
-  kUnavailable,   // the plan's app cannot run on this worker now (template, runtime)
-  kNoState,       // no state at all: never started (queued in a worker, or held unclassified)
-  kRetained,      // its state is retained (finished) but it was not acknowledged
-  kResolved,      // every invocation is terminal but it was not acknowledged
-  kCorrupt,       // a plan, marker or state key Relay cannot read
+  // Flow control (docs/apps.md "Flow control"), from `relay:wait:<app>/<handler>`:
+  kThrottled,    // its throttle reserved it a turn at `until_ms`
+  kKeyBusy,      // its key runs its limit: it starts when one ends (`until_ms` 0) or at `until_ms`
+  kDebounced,    // its burst's quiet period: it runs at `until_ms` unless a newer event replaces it
+  kPaused,       // the app of the next invocation is paused (relay app pause)
+  kParked,       // held by the parking consumer, but neither the due index nor the paused
+                 // queue has it: nothing will take it back (stuck)
+  kOwesDlq,      // exhausted, its DLQ entry not written yet
+  kUnknownApp,   // the plan names an app or handler this worker does not know
+  kUnavailable,  // the plan's app cannot run on this worker now (template, runtime)
+  kNoState,      // no state at all: never started (queued in a worker, or held unclassified)
+  kRetained,     // its state is retained (finished) but it was not acknowledged
+  kResolved,     // every invocation is terminal but it was not acknowledged
+  kCorrupt,      // a plan, marker or state key Relay cannot read
 };
 
-/// `running`, `claimed`, `claim_expired`, `due`, `retry_wait`, `paused`, `parked`, `owes_dlq`,
-/// `unknown_app`, `unavailable`, `no_state`, `retained`, `resolved`, `corrupt`.
+/// `running`, `claimed`, `claim_expired`, `due`, `retry_wait`, `throttled`, `key_busy`,
+/// `debounced`, `paused`, `parked`, `owes_dlq`, `unknown_app`, `unavailable`, `no_state`,
+/// `retained`, `resolved`, `corrupt`.
 std::string_view kindName(PendingKind kind);
 
 /// The reason of one pending message.
@@ -66,8 +71,10 @@ struct PendingReason {
   std::string handler;
   int attempt = 0;            // its attempt (running, claimed, failed...)
   std::int64_t until_ms = 0;  // running/claimed: the claim's deadline; retry_wait: the next
-                              // attempt; claim_expired: when the claim expired
-  std::string detail;         // unavailable's reason, corrupt's text
+                              // attempt; claim_expired: when the claim expired; throttled,
+                              // key_busy, debounced: the earliest start (0: when woken)
+  std::string detail;         // unavailable's reason, corrupt's text; retry_wait: `retry-after`
+                              // when the handler asked for the wait (exit 75)
 };
 
 /// One pending message explained: its PEL entry, its age and why it is pending.

@@ -162,6 +162,79 @@ TEST(PendingReason, AParkedMessageWaitsInAnIndexOrIsStuck) {
   EXPECT_EQ(explainPending(entry("relay:parked"), paused).reason.kind, PendingKind::kPaused);
 }
 
+// docs/apps.md "Flow control": an invocation waiting for its flow control says why (its
+// `relay:wait:` field) and its earliest start.
+PendingReport waitingFor(const std::string& wait) {
+  return explainPending(entry(), facts({{"relay:plan", kPlan},
+                                        {"relay:wait:shop/bin/pay.sh", wait},
+                                        {"mail/bin/send.sh", "succeeded:1:t"}}));
+}
+
+TEST(PendingReason, AThrottledInvocationNamesItsTurn) {
+  const PendingReport report = waitingFor("throttled:" + ms(kNow + 90'000));
+  EXPECT_EQ(report.reason.kind, PendingKind::kThrottled);
+  EXPECT_EQ(report.reason.app, "shop");
+  EXPECT_EQ(report.reason.until_ms, kNow + 90'000);
+  EXPECT_EQ(kindName(report.reason.kind), "throttled");
+  EXPECT_NE(describe(report).find("shop/bin/pay.sh is throttled: its turn starts at "
+                                  "2026-09-21T14:14:50Z (in 1m30s)"),
+            std::string::npos)
+      << describe(report);
+}
+
+TEST(PendingReason, AKeyBusyInvocationWaitsForItsKeyUntilWoken) {
+  const PendingReport report = waitingFor("key_busy:0");
+  EXPECT_EQ(report.reason.kind, PendingKind::kKeyBusy);
+  EXPECT_EQ(report.reason.until_ms, 0);
+  EXPECT_EQ(describe(report),
+            "shop/bin/pay.sh waits for its key: it starts when a running invocation of its key "
+            "ends");
+  const PendingReport first = waitingFor("key_busy:" + ms(kNow + 30'000));
+  EXPECT_NE(describe(first).find("(looked at again at 2026-09-21T14:13:50Z, in 30s)"),
+            std::string::npos)
+      << describe(first);
+  // Parked without a due-index entry, a key's waiter is not stuck: its key's queue wakes it.
+  PendingFacts queued = facts({{"relay:plan", kPlan},
+                               {"relay:wait:shop/bin/pay.sh", "key_busy:0"},
+                               {"mail/bin/send.sh", "succeeded:1:t"}});
+  EXPECT_EQ(explainPending(entry("relay:parked"), queued).reason.kind, PendingKind::kKeyBusy);
+}
+
+TEST(PendingReason, ADebouncedInvocationRunsAtTheEndOfItsQuietPeriod) {
+  const PendingReport report = waitingFor("debounced:" + ms(kNow + 5'000));
+  EXPECT_EQ(report.reason.kind, PendingKind::kDebounced);
+  EXPECT_NE(describe(report).find("is debounced: it runs at 2026-09-21T14:13:25Z (in 5s) unless "
+                                  "a newer event of its key replaces it"),
+            std::string::npos)
+      << describe(report);
+  // A throttled or debounced message parked without its due-index entry is stuck.
+  PendingFacts lost = facts({{"relay:plan", kPlan},
+                             {"relay:wait:shop/bin/pay.sh", "debounced:" + ms(kNow + 5'000)},
+                             {"mail/bin/send.sh", "succeeded:1:t"}});
+  EXPECT_EQ(explainPending(entry("relay:parked"), lost).reason.kind, PendingKind::kParked);
+}
+
+TEST(PendingReason, AWaitWhoseTimeCameIsDueAndADueInvocationOutranksAWait) {
+  EXPECT_EQ(waitingFor("throttled:" + ms(kNow - 1)).reason.kind, PendingKind::kDue);
+  const PendingReport report = explainPending(
+      entry(), facts({{"relay:plan", kPlan}, {"relay:wait:shop/bin/pay.sh", "key_busy:0"}}));
+  EXPECT_EQ(report.reason.kind, PendingKind::kDue);
+  EXPECT_EQ(report.reason.app, "mail");
+}
+
+TEST(PendingReason, ARetryAfterSaysTheHandlerAskedForIt) {
+  const PendingReport report =
+      explainPending(entry(), facts({{"relay:plan", kPlan},
+                                     {"shop/bin/pay.sh", "deferred:1:" + ms(kNow + 30'000) + ":t"},
+                                     {"mail/bin/send.sh", "succeeded:1:t"}}));
+  EXPECT_EQ(report.reason.kind, PendingKind::kRetryWait);
+  EXPECT_EQ(report.reason.detail, "retry-after");
+  EXPECT_NE(describe(report).find("shop/bin/pay.sh asked to run again later (exit 75, not "
+                                  "charged); it runs again at"),
+            std::string::npos)
+      << describe(report);
+}
+
 TEST(PendingReason, AStateWithoutAPlanIsReadFromItsInvocationFields) {
   const PendingReport report =
       explainPending(entry(), facts({{"shop/bin/pay.sh", "failed:2:" + ms(kNow + 1'000) + ":t"}}));
