@@ -23,10 +23,12 @@ constexpr int kMaxMinutes = 1440;
 
 // The series the page charts, present even when nothing was counted.
 constexpr const char* kSeries[] = {
-    "events:matched",        "events:unmatched",        "events:malformed",
-    "events:oversized",      "events:schedule",         "events:obsolete_schedule",
-    "invocations:succeeded", "invocations:failed",      "invocations:exhausted",
-    "invocations:blocked",   "invocations:unavailable", "dlq:handler"};
+    "events:matched", "events:unmatched", "events:malformed", "events:oversized", "events:schedule",
+    "events:obsolete_schedule", "invocations:succeeded", "invocations:failed",
+    "invocations:exhausted", "invocations:blocked", "invocations:unavailable", "dlq:handler",
+    // Flow control (docs/apps.md "Flow control"): none of these ran the handler but retry_after.
+    "invocations:deferred", "invocations:deduplicated", "invocations:superseded",
+    "invocations:retry_after"};
 
 // An XINFO reply (alternating names and values) as a map of views into it.
 std::map<std::string, redis::ReplyView> pairsOf(redis::ReplyView reply) {

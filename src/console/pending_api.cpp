@@ -5,6 +5,7 @@
 #include <map>
 
 #include "console/console_guard.h"
+#include "invocation/flow.h"
 #include "invocation/keys.h"
 #include "invocation/marker.h"
 #include "invocation/plan.h"
@@ -79,7 +80,9 @@ Json invocationsJson(const std::vector<std::pair<std::string, std::string>>& sta
       invocation["state"] = "unknown";
       invocation["marker"] = *text;
     } else {
-      invocation["state"] = stateName(marker->state);
+      // A retry-after deferral waits like a failure but was asked for (docs/runtimes.md
+      // "Retry-after"): not charged.
+      invocation["state"] = marker->deferred ? "retry_after" : stateName(marker->state);
       invocation["attempt"] = marker->attempt;
       if (marker->held()) {
         invocation["claim_deadline_ms"] = marker->deadline_ms;
@@ -89,6 +92,15 @@ Json invocationsJson(const std::vector<std::pair<std::string, std::string>>& sta
       }
       if (marker->state == invocation::Marker::State::kExhausted) {
         invocation["dlq_written"] = marker->dlq_written;
+      }
+      if (!marker->other.empty()) invocation["by"] = marker->other;  // the message that won
+    }
+    // Why it waits for its flow control (docs/apps.md "Flow control") and its earliest start,
+    // 0 while it waits for a running invocation of its key to end.
+    if (const std::string* waiting = value(std::string(invocation::kWaitPrefix) + name)) {
+      if (const auto wait = invocation::parseFlowWait(*waiting)) {
+        invocation["wait"] = {{"reason", invocation::flowWaitName(wait->reason)},
+                              {"until_ms", wait->until}};
       }
     }
     if (const auto budget = max_attempts.find(name); budget != max_attempts.end()) {

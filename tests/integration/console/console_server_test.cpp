@@ -469,6 +469,45 @@ TEST_F(ConsoleServerTest, PendingShowsEachMessagesInvocationsFromTheirState) {
   EXPECT_EQ(entry["invocations"][0]["next_attempt_ms"], 1790000060000);
 }
 
+// docs/apps.md "Flow control": what the start script records for a waiting invocation, read back
+// over HTTP: its reason and earliest start, in the invocation and in the message's reason.
+TEST_F(ConsoleServerTest, PendingShowsWhyAnInvocationWaitsForItsFlowControl) {
+  start();
+  ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  auto id = redis_->command({"XADD", "events", "*", "event", R"({"kind":"order"})"});
+  const std::string message(*id->string());
+  ASSERT_TRUE(
+      redis_->command({"XREADGROUP", "GROUP", "relay", "w1", "STREAMS", "events", ">"}).ok());
+  const std::string state = "relay:events:inv:relay:" + message;
+  ASSERT_TRUE(redis_
+                  ->command({"HSET", state, "relay:plan",
+                             "e 3 30000 shop/bin/pay.sh\ne 1 30000 shop/bin/sync.sh\n",
+                             "relay:wait:shop/bin/pay.sh", "throttled:4102444800000",
+                             "relay:wait:shop/bin/sync.sh", "key_busy:0"})
+                  .ok());
+  const Response pending = send("GET", "/api/pending", {auth()});
+  ASSERT_EQ(pending.status, 200) << pending.body.dump();
+  const json& invocations = pending.body["entries"][0]["invocations"];
+  ASSERT_EQ(invocations.size(), 2u) << invocations.dump();
+  EXPECT_EQ(invocations[0]["state"], "planned");
+  EXPECT_EQ(invocations[0]["wait"]["reason"], "throttled");
+  EXPECT_EQ(invocations[0]["wait"]["until_ms"], 4102444800000);
+  EXPECT_EQ(invocations[1]["wait"]["reason"], "key_busy");
+  EXPECT_EQ(invocations[1]["wait"]["until_ms"], 0);
+  // The overview explains the oldest message by its first waiting invocation.
+  const Response overview = send("GET", "/api/overview", {auth()});
+  ASSERT_EQ(overview.status, 200) << overview.body.dump();
+  const json& oldest = overview.body["group"]["oldest_pending"];
+  EXPECT_EQ(oldest["reason"]["kind"], "throttled") << oldest.dump();
+  EXPECT_EQ(oldest["reason"]["until_ms"], 4102444800000);
+  EXPECT_NE(oldest["description"].get<std::string>().find(
+                "shop/bin/pay.sh is throttled: its turn starts at 2100-01-01T00:00:00Z"),
+            std::string::npos)
+      << oldest.dump();
+  EXPECT_EQ(overview.body["throughput"]["series"]["invocations:deferred"].size(),
+            overview.body["throughput"]["minutes"].size());
+}
+
 TEST(ConsoleBinary, RefusesANonLoopbackAddressWithoutATokenInOneLine) {
   const auto run = relay::testing::runRelay(
       {"console"}, {"RELAY_CONSOLE_ADDR=0.0.0.0:0", "RELAY_CONSOLE_TOKEN="});

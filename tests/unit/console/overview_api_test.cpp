@@ -28,5 +28,19 @@ TEST(ThroughputJson, FillsEveryChartedSeriesWithZeroesPerMinute) {
   EXPECT_EQ(json["series"]["dlq:schedule"], Json({0, 1, 0}));  // counters a newer worker adds
 }
 
+// The page draws flow control's outcomes (docs/apps.md "Flow control") even before any was
+// counted, and their counts per minute once there are.
+TEST(ThroughputJson, CarriesFlowControlOutcomes) {
+  std::vector<stream::MinuteCounts> history(2);
+  history[0].minute = 100;
+  history[1].minute = 101;
+  history[1].counts = {{"invocations:deferred", 7}, {"invocations:superseded", 2}};
+  const Json json = throughputJson(history);
+  EXPECT_EQ(json["series"]["invocations:deferred"], Json({0, 7}));
+  EXPECT_EQ(json["series"]["invocations:superseded"], Json({0, 2}));
+  EXPECT_EQ(json["series"]["invocations:deduplicated"], Json({0, 0}));
+  EXPECT_EQ(json["series"]["invocations:retry_after"], Json({0, 0}));
+}
+
 }  // namespace
 }  // namespace relay::console

@@ -64,5 +64,40 @@ TEST(InvocationsJson, ThePlanOrdersThemAndShowsBudgetsUnstartedOnesAndTheLastFai
   EXPECT_FALSE(json[1].contains("output_tail"));
 }
 
+// docs/apps.md "Flow control": a waiting invocation's reason and earliest start, a retry-after
+// deferral, and the message that deduplicated or superseded one.
+TEST(InvocationsJson, FlowControlWaitsAndOutcomesAreShown) {
+  invocation::Plan plan;
+  plan.invocations.push_back({"shop", "bin/pay.sh", 3});
+  plan.invocations.push_back({"shop", "bin/sync.sh", 3});
+  plan.invocations.push_back({"shop", "bin/digest.sh", 1});
+  plan.invocations.push_back({"shop", "bin/mail.sh", 1});
+  plan.invocations.push_back({"shop", "bin/once.sh", 1});
+  plan.invocations.push_back({"shop", "bin/call.sh", 4});
+  const std::string wait(invocation::kWaitPrefix);
+  const Json json =
+      invocationsJson({{std::string(invocation::kPlanField), invocation::encodePlan(plan)},
+                       {wait + "shop/bin/pay.sh", "throttled:1790000005000"},
+                       {wait + "shop/bin/sync.sh", "key_busy:0"},
+                       {wait + "shop/bin/digest.sh", "debounced:1790000030000"},
+                       {"shop/bin/mail.sh", "superseded:0:1790000000000-1"},
+                       {"shop/bin/once.sh", "deduplicated:0:1780000000000-0"},
+                       {"shop/bin/call.sh", "deferred:1:1790000030000:tok"}},
+                      {});
+  ASSERT_EQ(json.size(), 6u) << json.dump();
+  EXPECT_EQ(json[0]["state"], "planned");
+  EXPECT_EQ(json[0]["wait"], Json::parse(R"({"reason":"throttled","until_ms":1790000005000})"));
+  EXPECT_EQ(json[1]["wait"], Json::parse(R"({"reason":"key_busy","until_ms":0})"));
+  EXPECT_EQ(json[2]["wait"]["reason"], "debounced");
+  EXPECT_EQ(json[3]["state"], "superseded");
+  EXPECT_EQ(json[3]["by"], "1790000000000-1");
+  EXPECT_EQ(json[4]["state"], "deduplicated");
+  EXPECT_EQ(json[4]["by"], "1780000000000-0");
+  EXPECT_EQ(json[5]["state"], "retry_after");
+  EXPECT_EQ(json[5]["attempt"], 1);
+  EXPECT_EQ(json[5]["next_attempt_ms"], 1790000030000);
+  EXPECT_FALSE(json[5].contains("wait"));
+}
+
 }  // namespace
 }  // namespace relay::console

@@ -9,6 +9,17 @@ function status(app) {
   return badge('not loaded', 'bad');
 }
 
+// A rule's flow control in words, as `relay app inspect` prints it (docs/apps.md "Flow control").
+function flowText(flow) {
+  const parts = [];
+  if (flow.throttle) parts.push(`throttle ${flow.throttle.limit} per ${flow.throttle.period}` + (flow.throttle.burst ? `, burst ${flow.throttle.burst}` : ''));
+  if (flow.concurrency) parts.push(`${flow.concurrency.limit} at a time per ${flow.concurrency.key}`);
+  if (flow.singleton) parts.push(`singleton per ${flow.singleton.key}`);
+  if (flow.dedupe) parts.push(`dedupe by ${flow.dedupe.key} for ${flow.dedupe.ttl}`);
+  if (flow.debounce) parts.push(`debounce by ${flow.debounce.key}, ${flow.debounce.period} quiet, at most ${flow.debounce.max_wait}`);
+  return parts.length ? parts.join(' · ') : '-';
+}
+
 function appCard(app) {
   const detail = app.detail;
   const card = h('section', { class: 'card app', id: `app-${app.name}` },
@@ -17,14 +28,17 @@ function appCard(app) {
   for (const error of app.errors) card.append(h('pre', { class: 'error' }, error));
   if (!detail) return card;
   card.append(h('p', { class: 'muted' },
-    `concurrency ${detail.concurrency} · network ${detail.network ? 'on' : 'off'} · ` +
+    `concurrency ${detail.concurrency} · ` +
+    (detail.throttle ? `throttle ${detail.throttle.limit} per ${detail.throttle.period}${detail.throttle.burst ? `, burst ${detail.throttle.burst}` : ''} (the whole app) · ` : '') +
+    `network ${detail.network ? 'on' : 'off'} · ` +
     `memory ${detail.resources.memory} · cpus ${detail.resources.cpus} · pids ${detail.resources.pids}` +
     (detail.image ? ` · image ${detail.image}` : '')));
   card.append(h('h3', null, `Rules (${detail.rules.length})`));
-  card.append(detail.rules.length ? table(['Handler', 'Pattern', 'Timeout', 'Retries'], detail.rules.map((rule) =>
+  card.append(detail.rules.length ? table(['Handler', 'Pattern', 'Timeout', 'Retries', 'Flow control'], detail.rules.map((rule) =>
     h('tr', null, h('td', { class: 'mono' }, rule.handler),
       h('td', null, h('code', { class: 'pattern' }, JSON.stringify(rule.pattern))),
-      h('td', null, rule.timeout), h('td', null, rule.retries)))) : h('p', { class: 'muted' }, 'No event rules.'));
+      h('td', null, rule.timeout), h('td', null, rule.retries),
+      h('td', { class: 'flow' }, flowText(rule.flow || {}))))) : h('p', { class: 'muted' }, 'No event rules.'));
   card.append(h('h3', null, `Schedules (${detail.schedules.length})`));
   if (detail.schedules.length) {
     card.append(table(['Name', 'Cron', 'Handler', 'Next fire times'], detail.schedules.map((schedule) =>

@@ -77,6 +77,10 @@ export async function renderOverview(main, params) {
       card('Events / s', rate(['events:matched', 'events:unmatched', 'events:schedule']),
         `matched ${rate(['events:matched'])} · unmatched ${rate(['events:unmatched'])} · failed ${rate(failedEvents)}`,
         'stat-rate'));
+    // Flow control (docs/apps.md "Flow control") over the window: waits begun, never run.
+    stats.append(card('Flow control', total(['invocations:deferred']),
+      `deferred · ${total(['invocations:deduplicated'])} deduplicated · ${total(['invocations:superseded'])} superseded · ` +
+      `${total(['invocations:retry_after'])} retry-after in ${minutes}m`, 'stat-flow'));
     body.append(stats);
     // Why the oldest message waits, and what keeps retention from trimming the stream.
     if (group.oldest_pending) {
@@ -95,7 +99,8 @@ export async function renderOverview(main, params) {
       `In the last ${minutes} minutes: ${total(['events:matched'])} matched, ` +
       `${total(['events:unmatched'])} unmatched, ${total(failedEvents)} failed (malformed or oversized) events; ` +
       `${total(['invocations:succeeded'])} invocations succeeded, ${total(['invocations:failed'])} failed, ` +
-      `${total(['invocations:exhausted'])} exhausted.`));
+      `${total(['invocations:exhausted'])} exhausted; ${total(['invocations:deferred'])} deferred, ` +
+      `${total(['invocations:deduplicated'])} deduplicated, ${total(['invocations:superseded'])} superseded.`));
     const charts_row = h('div', { class: 'charts' });
     body.append(charts_row);
     const eventsHolder = chartCard(charts_row, 'Events per minute');
@@ -112,6 +117,9 @@ export async function renderOverview(main, params) {
       { label: 'exhausted (to DLQ)', color: '#dc2626', values: series['invocations:exhausted'] },
       { label: 'unavailable/blocked', color: '#64748b',
         values: xs.map((_, i) => sum(series, ['invocations:unavailable', 'invocations:blocked'], i)) },
+      { label: 'deferred (flow control)', color: '#0891b2', values: series['invocations:deferred'] },
+      { label: 'deduplicated/superseded', color: '#a855f7',
+        values: xs.map((_, i) => sum(series, ['invocations:deduplicated', 'invocations:superseded'], i)) },
     ]));
     const rows = data.consumers.map((consumer) => h('tr', null,
       h('td', null, consumer.name),

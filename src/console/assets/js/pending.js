@@ -3,7 +3,21 @@
 import { get } from './api.js';
 import { badge, clear, formatDuration, formatTime, h, table } from './dom.js';
 
-const STATE_KIND = { planned: 'muted', running: 'info', failed: 'warn', succeeded: 'ok', exhausted: 'bad', unknown: 'muted' };
+const STATE_KIND = {
+  planned: 'muted', running: 'info', failed: 'warn', succeeded: 'ok', exhausted: 'bad', unknown: 'muted',
+  retry_after: 'info', deduplicated: 'muted', superseded: 'muted', waiting: 'info',
+};
+
+// Why an invocation waits for its flow control (docs/apps.md "Flow control") and its earliest
+// start; until_ms 0: until a running invocation of its key ends.
+const WAIT_TEXT = { throttled: 'throttled', key_busy: 'key busy', debounced: 'debounced' };
+
+function waitText(wait, now) {
+  const reason = WAIT_TEXT[wait.reason] || wait.reason;
+  if (!wait.until_ms) return `${reason}: starts when a running invocation of its key ends`;
+  const left = wait.until_ms - now;
+  return `${reason}: earliest start ${formatTime(wait.until_ms)}` + (left > 0 ? ` (in ${formatDuration(left)})` : ' (due)');
+}
 
 function invocationLine(invocation, now) {
   let detail = '';
@@ -15,6 +29,14 @@ function invocationLine(invocation, now) {
     const wait = invocation.next_attempt_ms - now;
     detail = `attempt ${invocation.attempt} failed; next attempt at ${formatTime(invocation.next_attempt_ms)}` +
       (wait > 0 ? ` (in ${formatDuration(wait)})` : ' (due)');
+  } else if (invocation.state === 'retry_after') {
+    const wait = invocation.next_attempt_ms - now;
+    detail = `the handler asked to run again later (exit 75, not charged); runs again at ${formatTime(invocation.next_attempt_ms)}` +
+      (wait > 0 ? ` (in ${formatDuration(wait)})` : ' (due)');
+  } else if (invocation.state === 'deduplicated') {
+    detail = `not run: message ${invocation.by} had its dedupe key first`;
+  } else if (invocation.state === 'superseded') {
+    detail = `not run: replaced by the newer message ${invocation.by}`;
   } else if (invocation.state === 'exhausted') {
     detail = `after ${invocation.attempt} attempts; DLQ entry ${invocation.dlq_written ? 'written' : 'owed'}`;
   } else if (invocation.state === 'succeeded') {
@@ -27,6 +49,15 @@ function invocationLine(invocation, now) {
   const attempts = invocation.attempts.map((attempt) => h('li', null,
     `#${attempt.attempt} on ${attempt.consumer} at ${formatTime(attempt.started_ms)}: `,
     attempt.finished_ms ? `${attempt.outcome}${attempt.reason ? ` (${attempt.reason})` : ''} in ${formatDuration(attempt.duration_ms)}` : 'running'));
+  let state = invocation.state;
+  if (invocation.wait) {
+    if (state === 'planned') {
+      state = 'waiting';
+      detail = waitText(invocation.wait, now);
+    } else {
+      detail += ` · ${waitText(invocation.wait, now)}`;
+    }
+  }
   if (invocation.max_attempts) detail += ` · at most ${invocation.max_attempts} attempt(s)`;
   // The last failed attempt's exit reason and output tail, kept in the invocation state.
   const failure = invocation.output_tail !== undefined || invocation.exit_reason
@@ -35,7 +66,7 @@ function invocationLine(invocation, now) {
     : [];
   return h('div', { class: 'invocation' },
     h('span', { class: 'mono' }, `${invocation.app}/${invocation.handler}`), ' ',
-    badge(invocation.state, STATE_KIND[invocation.state]), ' ', h('span', null, detail),
+    badge(state, STATE_KIND[state]), ' ', h('span', { class: invocation.wait ? 'flow-wait' : null }, detail),
     attempts.length ? h('ul', { class: 'attempts' }, attempts) : null, ...failure);
 }
 
