@@ -221,6 +221,92 @@ events:
   EXPECT_NE(relay->wait(), -1);
 }
 
+// Flow control's outcomes as operators see them after a real run (docs/apps.md "Flow control",
+// docs/runtimes.md "Retry-after"): a duplicate, a throttled invocation waiting an hour for its
+// turn and a handler asking to run again later, in `relay stats`, /metrics and `relay pending`.
+TEST_F(RelayStartOps, FlowControlOutcomesShowInStatsMetricsAndPending) {
+  apps_.write("flow/template.yaml", R"(runtime: exec
+events:
+  - handler: bin/once.sh
+    pattern: {kind: [pay]}
+    dedupe: {key: order}
+  - handler: bin/slow.sh
+    pattern: {kind: [report]}
+    throttle: {limit: 1, period: 1h}
+  - handler: bin/later.sh
+    pattern: {kind: [call]}
+)");
+  apps_.write("flow/bin/once.sh", "#!/bin/sh\necho paid\n", 0755);
+  apps_.write("flow/bin/slow.sh", "#!/bin/sh\necho reported\n", 0755);
+  apps_.write("flow/bin/later.sh", "#!/bin/sh\necho 'retry-after: 1h'\nexit 75\n", 0755);
+  auto relay = start();
+  xadd(R"({"kind":"pay","order":7})");
+  xadd(R"({"kind":"pay","order":7})");  // the producer sent it twice
+  xadd(R"({"kind":"pay","order":8})");
+  xadd(R"({"kind":"report"})");
+  const std::string throttled = xadd(R"({"kind":"report"})");
+  const std::string deferred = xadd(R"({"kind":"call"})");
+  const auto flow = [](const char* handler, const char* outcome) {
+    return PrometheusText::Labels{{"app", "flow"}, {"handler", handler}, {"outcome", outcome}};
+  };
+  std::unique_ptr<PrometheusText> metrics;
+  ASSERT_TRUE(SpawnedProcess::waitUntil(
+      [&] {
+        metrics = std::make_unique<PrometheusText>(get("/metrics").body);
+        return metrics->ok() &&
+               metrics->value("relay_invocations_total", flow("bin/once.sh", "succeeded")) == 2 &&
+               metrics->value("relay_invocations_total", flow("bin/once.sh", "deduplicated")) ==
+                   1 &&
+               metrics->value("relay_invocations_total", flow("bin/slow.sh", "succeeded")) == 1 &&
+               metrics->value("relay_invocations_total", flow("bin/slow.sh", "deferred")) == 1 &&
+               metrics->value("relay_invocations_total", flow("bin/later.sh", "retry_after")) == 1;
+      },
+      seconds(30)))
+      << get("/metrics").body << relay->log();
+  EXPECT_EQ(pending(), 2);  // the throttled report and the call that asked to wait
+
+  const std::vector<std::string> redis_env = {"REDIS_URI=" + server().uri()};
+  const BinaryRun stats = runRelay({"stats", "--json"}, redis_env);
+  ASSERT_EQ(stats.exit_code, 0) << stats.err;
+  std::map<std::string, nlohmann::json> rows;
+  const auto stats_json = nlohmann::json::parse(stats.out);
+  for (const auto& row : stats_json["handlers"]) {
+    rows[row["app"].get<std::string>() + "/" + row["handler"].get<std::string>()] = row;
+  }
+  EXPECT_EQ(rows["flow/bin/once.sh"]["succeeded"], 2) << stats.out;
+  EXPECT_EQ(rows["flow/bin/once.sh"]["deduplicated"], 1) << stats.out;
+  EXPECT_EQ(rows["flow/bin/slow.sh"]["succeeded"], 1) << stats.out;
+  EXPECT_EQ(rows["flow/bin/slow.sh"]["deferred"], 1) << stats.out;
+  EXPECT_EQ(rows["flow/bin/later.sh"]["retry_after"], 1) << stats.out;
+  EXPECT_EQ(rows["flow/bin/later.sh"]["failed"], 0) << stats.out;
+  EXPECT_EQ(rows["flow/bin/later.sh"]["runs"], 1) << stats.out;
+  const BinaryRun table = runRelay({"stats"}, redis_env);
+  EXPECT_NE(table.out.find("DEFERRED  DEDUPLICATED  SUPERSEDED  RETRY-AFTER"), std::string::npos)
+      << table.out;
+
+  const BinaryRun ls = runRelay({"pending", "ls", "--json"}, redis_env);
+  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  std::map<std::string, nlohmann::json> reasons;
+  for (const auto& message : nlohmann::json::parse(ls.out)) {
+    reasons[message["id"].get<std::string>()] = message;
+  }
+  ASSERT_EQ(reasons.size(), 2u) << ls.out;
+  const auto& wait = reasons[throttled];
+  EXPECT_EQ(wait["reason"]["kind"], "throttled") << ls.out;
+  EXPECT_EQ(wait["reason"]["handler"], "bin/slow.sh") << ls.out;
+  // Its turn is about an hour away: one start per hour.
+  const std::int64_t until = wait["reason"]["until_ms"];
+  EXPECT_GT(until, std::stoll(throttled.substr(0, throttled.find('-'))) + 3'500'000) << ls.out;
+  EXPECT_NE(wait["description"].get<std::string>().find("is throttled: its turn starts at"),
+            std::string::npos)
+      << ls.out;
+  EXPECT_EQ(reasons[deferred]["reason"]["kind"], "retry_wait") << ls.out;
+  EXPECT_EQ(reasons[deferred]["reason"]["detail"], "retry-after") << ls.out;
+
+  relay->signal(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(relay->wait()));
+}
+
 TEST_F(RelayStartOps, HealthFlipsWhileRedisIsStoppedAndStartedAgain) {
   auto relay = start();
   ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return health().exit_code == 0; }, seconds(30)))
