@@ -225,6 +225,42 @@ describe('relay console', { timeout: 240000 }, () => {
     await page.browserContext().close();
   });
 
+  it('shows each rule\'s flow control, a throttled invocation\'s turn and the flow counts', async () => {
+    await stack.publish({ kind: 'sync', account: 'A-1' });
+    await stack.publish({ kind: 'sync', account: 'A-1' });  // one sync an hour: this one waits
+    await stack.publish({ kind: 'audit', id: 'AUDIT-1' });
+    await stack.publish({ kind: 'audit', id: 'AUDIT-1' });  // the producer sent it twice
+    const apps = await stack.loggedInPage('#/apps');
+    await apps.waitForSelector('#app-ledger');
+    const ledger = await text(apps, '#app-ledger');
+    assert.match(ledger, /throttle 100 per 1s, burst 10 \(the whole app\)/);
+    assert.match(ledger, /throttle 1 per 1h/);
+    assert.match(ledger, /dedupe by id for 1d/);
+    await apps.browserContext().close();
+    const page = await stack.loggedInPage('#/pending');
+    await page.waitForFunction(() => {
+      const pel = document.querySelector('#pel');
+      return pel && /ledger\/bin\/sync\.sh\s*waiting\s*throttled: earliest start/.test(pel.textContent);
+    }, { timeout: 20000 });
+    // Its turn is an hour after the first sync started.
+    assert.match(await text(page, '#pel'), /throttled: earliest start [^(]+\(in (59m|1h)/);
+    await page.browserContext().close();
+    // Workers flush their per-minute counters every 5 s.
+    await waitFor('the flow control counters', async () => {
+      const data = await stack.api('/api/overview?minutes=60');
+      const sum = (name) => data.throughput.series[name].reduce((a, b) => a + b, 0);
+      return sum('invocations:deferred') >= 1 && sum('invocations:deduplicated') >= 1;
+    }, 30000);
+    const overview = await stack.loggedInPage('#/overview?minutes=60');
+    await overview.waitForFunction(() => {
+      const flow = document.querySelector('#stat-flow');
+      return flow && /1 deduplicated/.test(flow.textContent);
+    }, { timeout: 15000 });
+    assert.match(await text(overview, '#stat-flow'), /^Flow control1deferred/);
+    assert.match(await text(overview, '#window-totals'), /1 deferred, 1 deduplicated, 0 superseded/);
+    await overview.browserContext().close();
+  });
+
   it('saw no script error on any page', () => {
     assert.deepEqual(stack.pageErrors || [], []);
   });

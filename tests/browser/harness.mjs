@@ -110,6 +110,19 @@ schedules:
     payload: {scope: all}
 `,
   'reports/bin/build.sh': '#!/bin/sh\necho "building report"\nsleep 60\n',
+  // Flow control (docs/apps.md "Flow control"): one sync an hour, audits deduplicated by id.
+  'ledger/template.yaml': `runtime: exec
+throttle: {limit: 100, period: 1s, burst: 10}
+events:
+  - handler: bin/sync.sh
+    pattern: {kind: [sync]}
+    throttle: {limit: 1, period: 1h}
+  - handler: bin/audit.sh
+    pattern: {kind: [audit]}
+    dedupe: {key: id}
+`,
+  'ledger/bin/sync.sh': '#!/bin/sh\necho "synced"\n',
+  'ledger/bin/audit.sh': '#!/bin/sh\necho "audited"\n',
 };
 
 export class Stack {
