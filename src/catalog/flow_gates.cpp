@@ -60,10 +60,14 @@ invocation::FlowControl flowControl(const app::App& app, const app::Rule& rule,
     flow.key = std::move(gate);
   }
   if (rules.dedupe) {
-    invocation::DedupeGate gate;
-    gate.ttl = rules.dedupe->ttl;
-    gate.value = flowKeyValue(event, rules.dedupe->key);
-    flow.dedupe = std::move(gate);
+    // An event without the key has nothing to be a duplicate of (docs/apps.md): it runs.
+    std::string value = flowKeyValue(event, rules.dedupe->key);
+    if (value != invocation::kMissingKeyValue) {
+      invocation::DedupeGate gate;
+      gate.ttl = rules.dedupe->ttl;
+      gate.value = std::move(value);
+      flow.dedupe = std::move(gate);
+    }
   }
   if (rules.debounce) {
     invocation::DebounceGate gate;

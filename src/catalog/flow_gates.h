@@ -9,7 +9,8 @@
 namespace relay::catalog {
 
 /// The flow control of one invocation of `rule` of `app` for `event` (docs/apps.md "Flow
-/// control"): the app's and the rule's gates, each with the key value the event gives it.
+/// control"): the app's and the rule's gates, each with the key value the event gives it. An
+/// event without its dedupe key is never deduplicated (no dedupe gate).
 invocation::FlowControl flowControl(const app::App& app, const app::Rule& rule,
                                     const event::Event& event);
 

@@ -44,8 +44,10 @@ struct AppliedLimit {
 };
 
 // How the event keys a gate: its value, or that the field is missing (a key of its own).
-std::string keyNote(const std::string& value, const app::KeyPath& key) {
+std::string keyNote(const std::string& value, const app::KeyPath& key, std::string_view kind) {
   if (value == invocation::kMissingKeyValue) {
+    // catalog::flowControl(): nothing to be a duplicate of.
+    if (kind == "dedupe") return " (this event has no " + key.text + ": never deduplicated)";
     return " (this event has no " + key.text + ": it shares the key \"-\")";
   }
   return " (this event: " + value + ")";
@@ -78,7 +80,9 @@ std::vector<AppliedLimit> appliedLimits(const app::App& app, const app::Rule& ru
     json.update(app::flowJson(only)[std::string(kind)]);
     json["key_value"] = value;
     json["key_missing"] = value == invocation::kMissingKeyValue;
-    out.push_back({app::describeFlow(only).front() + keyNote(value, gate->key), std::move(json)});
+    if (kind == "dedupe") json["applies"] = value != invocation::kMissingKeyValue;
+    out.push_back(
+        {app::describeFlow(only).front() + keyNote(value, gate->key, kind), std::move(json)});
   };
   add(&app::FlowRules::concurrency, "concurrency");
   add(&app::FlowRules::singleton, "singleton");

@@ -194,6 +194,7 @@ TEST_F(AppExplainFlow, JsonListsTheLimitsOfEachMatchingRule) {
   EXPECT_EQ(charge[3]["kind"], "dedupe");
   EXPECT_EQ(charge[3]["key_value"], "-");
   EXPECT_EQ(charge[3]["key_missing"], true);
+  EXPECT_EQ(charge[3]["applies"], false);  // no key, nothing to be a duplicate of
   EXPECT_EQ(charge[3]["ttl_ms"], 3'600'000);
   const auto& sync = json["rules"][1]["flow"];
   ASSERT_EQ(sync.size(), 2u) << sync.dump();
