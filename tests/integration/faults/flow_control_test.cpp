@@ -316,5 +316,37 @@ TEST_F(FlowControl, AKillWhileAThrottledBacklogWaitsRunsEachOnceOnTheNextWorker)
   for (const auto& entry : entries) EXPECT_EQ(entry.at("reason"), "worker lost during attempt 1");
 }
 
+// A deferred backlog is not re-processed per sweep: 500 events behind a throttle of one per
+// hour and 500 behind a busy key cost three seconds of sweeps nothing but heartbeats and due
+// polls (docs/pipeline.md "Flow control": O(1) per start, not O(backlog) per minute).
+TEST_F(FlowControl, ADeferredBacklogCostsNothingPerSweep) {
+  writeApp("v1", "shop",
+           "runtime: exec\nevents:\n  - handler: bin/h.sh\n    pattern: {kind: [call]}\n"
+           "    throttle: {limit: 1, period: 1h}\n"
+           "  - handler: bin/k.sh\n    pattern: {kind: [job]}\n    timeout: 1m\n"
+           "    concurrency: {limit: 1, key: tenant}\n",
+           {{"bin/h.sh", kRecordingHandler}, {"bin/k.sh", kRecordingHandler}});
+  appsRoot("v1").write("shop/slow", "");  // the key's one running invocation never ends
+  auto a = worker("v1", "a");
+  constexpr int kEach = 500;
+  for (int i = 0; i < kEach; ++i) {
+    xadd(R"({"kind":"call"})");
+    xadd(R"({"kind":"job","tenant":"a"})");
+  }
+  // All but the two that run are parked.
+  ASSERT_TRUE(waitUntil([&] {
+    return pendingByConsumer()[std::string(invocation::kParkingConsumer)] == 2 * kEach - 2;
+  })) << a->log();
+  const long long evals = calls("evalsha") + calls("eval");
+  const long long claims = calls("xclaim") + calls("xautoclaim");
+  std::this_thread::sleep_for(seconds(3));  // fifteen reclaim sweeps, fifteen due polls at least
+  // The two running claims' renewals (every 100 ms here), heartbeats and due polls only: not
+  // one call per parked message, which would be 998 a sweep.
+  EXPECT_LT(calls("evalsha") + calls("eval") - evals, 150);
+  EXPECT_LT(calls("xclaim") + calls("xautoclaim") - claims, 100);
+  EXPECT_EQ(runs("v1", "shop").size(), 2u);
+  std::filesystem::remove(appsRoot("v1").path() / "shop/slow");
+}
+
 }  // namespace
 }  // namespace relay::testing
