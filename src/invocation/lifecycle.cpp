@@ -162,6 +162,10 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
       }
       case StartVerdict::Kind::kPending:
         logParked(message, plan, runnables, request.runnable, *verdict);
+        // Parked until `until`, which may come before the due poller's next look: a throttle's
+        // turn, a debounce's end, a turn re-reserved after the poller took the message (its
+        // index entry then said "a lease away").
+        if (verdict->until > 0 && wake_) wake_(verdict->until);
         return Delivery::kPending;
       case StartVerdict::Kind::kDone: {
         auto acked = store.acknowledge(message.id);
@@ -421,7 +425,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   renewing.reset();
   for (int i = 0; i < recorded->stats_failures; ++i) metrics_.countRedisError("stats");
   if (recorded->journal_failed) metrics_.countRedisError("journal");
-  if (recorded->woke > 0 && wake_) wake_();
+  if (recorded->woke > 0 && wake_) wake_(0);
   switch (recorded->kind) {
     case CompleteVerdict::Kind::kSucceeded:
       metrics_.countInvocation(planned.app, planned.handler, "succeeded");

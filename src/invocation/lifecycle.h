@@ -100,9 +100,11 @@ class Lifecycle {
 
   const LifecycleSettings& settings() const { return settings_; }
 
-  /// Called when an outcome woke waiters of a key (docs/pipeline.md "Flow control"): they are
-  /// due now, and the transport's due poller may take them at once. Set before any process().
-  void setWakeHook(std::function<void()> hook) { wake_ = std::move(hook); }
+  /// Called with a time (Unix ms of Redis's clock, 0: now) at which parked work is due that the
+  /// transport's due poller may not expect: an outcome woke waiters of a key (due now), or a
+  /// message was parked until a time (a throttle's turn: docs/pipeline.md "Flow control"). Set
+  /// before any process().
+  void setWakeHook(std::function<void(std::int64_t)> hook) { wake_ = std::move(hook); }
 
  private:
   enum class Step { kContinue, kStop, kAcked, kStale };
@@ -146,7 +148,7 @@ class Lifecycle {
   observability::Logger& logger_;
   Clock& clock_;
   Random& random_;
-  std::function<void()> wake_;
+  std::function<void(std::int64_t)> wake_;
 };
 
 }  // namespace relay::invocation

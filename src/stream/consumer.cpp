@@ -1,6 +1,7 @@
 #include "stream/consumer.h"
 
 #include <algorithm>
+#include <limits>
 #include <utility>
 
 #include "common/thread_name.h"
@@ -480,6 +481,9 @@ void Consumer::dueLoop() {
   while (!stopping_.requested()) {
     redis = connect(std::move(redis), backoff);
     if (!redis) return;
+    // From here a wakeDue() lowers the next look: one during the take (a park its script did
+    // not see) is kept, not overwritten by the wait the take computes.
+    next_due_poll_ = std::numeric_limits<MonoTime::rep>::max();
     const int room = reserveRoom(settings_.read_count);
     if (stopping_.requested() || room <= 0) {
       release(room);
@@ -509,14 +513,34 @@ void Consumer::dueLoop() {
     // interval and at least kDueFloor, or until an outcome here woke waiters (wakeDue()).
     std::chrono::milliseconds wait = settings_.due_poll;
     if (due->next_in) wait = std::min(std::max(*due->next_in, kDueFloor), settings_.due_poll);
-    stopping_.sleepFor(clock_, wait, &due_wake_);
-    due_wake_ = false;
+    lowerNextDuePoll((clock_.monotonicNow() + wait).time_since_epoch().count());
+    while (!stopping_.requested()) {
+      const MonoTime next{MonoTime::duration(next_due_poll_.load())};
+      if (clock_.monotonicNow() >= next) break;
+      stopping_.sleepUntil(clock_, next, &due_wake_);
+      due_wake_ = false;  // wakeDue() moved the next look: read it again
+    }
   }
 }
 
-void Consumer::wakeDue() {
-  due_wake_ = true;
-  stopping_.nudge();
+void Consumer::wakeDue(std::int64_t at_ms) {
+  std::chrono::milliseconds in{0};
+  if (at_ms > 0) {
+    const auto now_ms = std::chrono::duration_cast<milliseconds>(clock_.now().time_since_epoch());
+    in = std::max(milliseconds(at_ms) - now_ms, milliseconds(0));
+  }
+  if (lowerNextDuePoll((clock_.monotonicNow() + in).time_since_epoch().count())) {
+    due_wake_ = true;
+    stopping_.nudge();
+  }
+}
+
+bool Consumer::lowerNextDuePoll(MonoTime::rep at) {
+  MonoTime::rep planned = next_due_poll_.load();
+  while (at < planned) {
+    if (next_due_poll_.compare_exchange_weak(planned, at)) return true;
+  }
+  return false;
 }
 
 void Consumer::workerLoop() {

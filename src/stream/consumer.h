@@ -98,9 +98,11 @@ class Consumer {
   /// for them to idle past min_pending_idle (an app was resumed: docs/cli.md "Pausing an app").
   /// Thread-safe, non-blocking.
   void redriveSoon();
-  /// Asks the due poller to look at the due index now (an outcome here woke a flow-control
-  /// key's waiters: docs/pipeline.md "Flow control"). Thread-safe, non-blocking.
-  void wakeDue();
+  /// Asks the due poller to look at the due index by `at_ms` (Unix ms; 0: now) if it would
+  /// look later: an outcome here woke a flow-control key's waiters, or flow control parked an
+  /// invocation until a turn sooner than the poller's next look (docs/pipeline.md "Flow
+  /// control"). Thread-safe, non-blocking.
+  void wakeDue(std::int64_t at_ms = 0);
   /// Processes this consumer's own pending messages that it is not processing already:
   /// XPENDING for this consumer, then XCLAIM of each at the idle time XPENDING showed, so that
   /// a replica that reclaimed the message in between keeps it. Synchronous; returns how many.
@@ -179,6 +181,9 @@ class Consumer {
   StopSignal stopping_;  // also the reclaimer's wait, which redriveSoon() ends
   std::atomic<bool> redrive_requested_{false};
   std::atomic<bool> due_wake_{false};
+  std::atomic<MonoTime::rep> next_due_poll_{0};  // the due poller's next look (steady ticks)
+  /// Moves the due poller's next look to `at` if that is sooner; whether it did.
+  bool lowerNextDuePoll(MonoTime::rep at);
   redis::Health redis_health_;
   GroupReader reader_;  // the reader thread's, and the *Once calls'
   std::unique_ptr<invocation::LifecycleStore> sync_store_;  // the *Once calls

@@ -167,8 +167,9 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   };
   w.consumer_ = std::make_unique<stream::Consumer>(std::move(consumer), config.redis, *w.lifecycle_,
                                                    stores, w.metrics_, w.logger_, clock);
-  // An outcome that frees a flow-control key makes its waiters due now (docs/pipeline.md).
-  w.lifecycle_->setWakeHook([consumer = w.consumer_.get()] { consumer->wakeDue(); });
+  // Flow control's parked work may be due before the due poller's next look (docs/pipeline.md).
+  w.lifecycle_->setWakeHook(
+      [consumer = w.consumer_.get()](std::int64_t at_ms) { consumer->wakeDue(at_ms); });
   catalog::PublisherSettings schedules = w.internals_.schedules;
   schedules.stream = config.stream;
   w.publisher_ = std::make_unique<catalog::SchedulePublisher>(

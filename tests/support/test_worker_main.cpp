@@ -5,6 +5,7 @@
 // 100 ms, an outage is a gap of 1.5 s and expired claims wait 2 s after one, an invocation no
 // worker could run is looked at again after 1 s; with RELAY_TEST_BACKOFF=<duration> (e.g.
 // 200ms) every retry waits that long instead of the 1m, 2m, 5m, 10m table; with
+// RELAY_TEST_DUE_POLL=<duration> the due-retry poller looks that seldom unless woken; with
 // RELAY_TEST_CRASH_ON=<text> the process aborts when it is about to process an event containing
 // that text (a poison message, docs/pipeline.md "Poison messages"), and its heartbeat lives 1 s.
 // Runs until killed.
@@ -42,6 +43,14 @@ int main() {
       return 2;
     }
     internals.lifecycle.backoff.delays = {*delay};
+  }
+  if (const char* poll = std::getenv("RELAY_TEST_DUE_POLL")) {
+    auto interval = parseDuration(poll);
+    if (!interval.ok()) {
+      std::cerr << "RELAY_TEST_DUE_POLL: " << interval.error().message << "\n";
+      return 2;
+    }
+    internals.consumer.due_poll = *interval;
   }
   if (const char* crash = std::getenv("RELAY_TEST_CRASH_ON")) {
     const std::string marker = crash;

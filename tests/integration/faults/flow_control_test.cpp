@@ -348,5 +348,24 @@ TEST_F(FlowControl, ADeferredBacklogCostsNothingPerSweep) {
   std::filesystem::remove(appsRoot("v1").path() / "shop/slow");
 }
 
+// Parked work due before the due poller's next look wakes it: a throttle's first turns (parked
+// while the due index was empty) and a key's waiters woken by an outcome start at their time,
+// not a poll interval (here a minute) later.
+TEST_F(FlowControl, TurnsAndWokenWaitersStartWithoutWaitingForThePollInterval) {
+  writeApp("v1", "shop",
+           "runtime: exec\nevents:\n  - handler: bin/h.sh\n    pattern: {kind: [call]}\n"
+           "    throttle: {limit: 10, period: 1s}\n"
+           "  - handler: bin/k.sh\n    pattern: {kind: [job]}\n"
+           "    concurrency: {limit: 1, key: tenant}\n",
+           {{"bin/h.sh", kRecordingHandler}, {"bin/k.sh", kRecordingHandler}});
+  auto a = worker("v1", "a", {"RELAY_TEST_DUE_POLL=60s"});
+  for (int i = 0; i < 5; ++i) xadd(R"({"kind":"call","n":)" + std::to_string(i) + "}");
+  ASSERT_TRUE(waitUntil([&] { return pending() == 0; }, seconds(30))) << a->log();
+  for (int i = 0; i < 5; ++i) xadd(R"({"kind":"job","tenant":"t","n":)" + std::to_string(i) + "}");
+  ASSERT_TRUE(waitUntil([&] { return pending() == 0; }, seconds(30))) << a->log();
+  EXPECT_EQ(runs("v1", "shop").size(), 10u);
+  EXPECT_EQ(mostAtOnce(runs("v1", "shop"), R"("tenant":"t")"), 1);
+}
+
 }  // namespace
 }  // namespace relay::testing
