@@ -50,36 +50,79 @@ T failure(std::string error) {
   return result;
 }
 
-// Starts a worker and waits until it has read from the group (at most 60 s).
-std::unique_ptr<WorkerProcess> startWorker(const BenchContext& context, const fs::path& apps,
-                                           const std::string& runtime, const std::string& stream,
-                                           int port, StreamProbe& probe, std::string& error) {
+WorkerProcess::Options workerOptions(const BenchContext& context, const fs::path& apps,
+                                     const std::string& runtime, const std::string& stream,
+                                     int port, const std::string& consumer) {
   WorkerProcess::Options options;
   options.relay = context.relay;
   options.apps = apps;
   options.runtime = runtime;
   options.redis_uri = uriOf(context.redis, port);
   options.stream = stream;
+  options.consumer = consumer;
   options.max_concurrency = context.concurrency;
-  options.log = context.root / (stream + ".log");
+  options.log = context.root / (stream + "-" + consumer + ".log");
   options.image_cache = context.image_cache;
-  auto worker = WorkerProcess::start(options);
-  if (!worker) {
-    error = "cannot start " + context.relay;
-    return nullptr;
-  }
+  return options;
+}
+
+// Waits (at most 60 s) until `ready` says the workers are reading; false with `error` set when
+// one exits or the time is up.
+bool awaitReading(const std::vector<std::unique_ptr<WorkerProcess>>& workers,
+                  const std::function<bool()>& ready, std::string& error) {
   const auto deadline = SteadyClock::now() + std::chrono::seconds(60);
-  while (!probe.hasConsumer(options.consumer)) {
-    if (!worker->running() || SteadyClock::now() > deadline) {
-      error = "the worker did not start reading: " + worker->logTail();
-      return nullptr;
+  while (!ready()) {
+    for (const auto& worker : workers) {
+      if (!worker->running() || SteadyClock::now() > deadline) {
+        error = "the worker did not start reading: " + worker->logTail();
+        return false;
+      }
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  return worker;
+  return true;
+}
+
+// Starts a worker and waits until it has read from the group (at most 60 s).
+std::unique_ptr<WorkerProcess> startWorker(const BenchContext& context, const fs::path& apps,
+                                           const std::string& runtime, const std::string& stream,
+                                           int port, StreamProbe& probe, std::string& error) {
+  const WorkerProcess::Options options =
+      workerOptions(context, apps, runtime, stream, port, "bench");
+  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  workers.push_back(WorkerProcess::start(options));
+  if (!workers.back()) {
+    error = "cannot start " + context.relay;
+    return nullptr;
+  }
+  if (!awaitReading(
+          workers, [&] { return probe.hasConsumer(options.consumer); }, error)) {
+    return nullptr;
+  }
+  return std::move(workers.back());
 }
 
 }  // namespace
+
+std::vector<std::unique_ptr<WorkerProcess>> startWorkers(
+    const BenchContext& context, const fs::path& apps, const std::string& runtime,
+    const std::string& stream, int port, StreamProbe& probe, int count, std::string& error) {
+  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  for (int i = 0; i < count; ++i) {
+    const std::string consumer = i == 0 ? "bench" : "bench-" + std::to_string(i + 1);
+    workers.push_back(
+        WorkerProcess::start(workerOptions(context, apps, runtime, stream, port, consumer)));
+    if (!workers.back()) {
+      error = "cannot start " + context.relay;
+      return {};
+    }
+  }
+  // On an empty stream each worker's one reader blocks in XREADGROUP.
+  if (!awaitReading(
+          workers, [&] { return probe.blockedReaders() >= count; }, error))
+    return {};
+  return workers;
+}
 
 Target targetOf(const BenchContext& context, const std::string& name) {
   if (name == "docker") return {"docker", context.docker_image};
@@ -88,7 +131,8 @@ Target targetOf(const BenchContext& context, const std::string& name) {
 }
 
 fs::path writeApp(const BenchContext& context, const std::string& name,
-                  const std::map<std::string, std::string>& env, const std::string& image) {
+                  const std::map<std::string, std::string>& env, const std::string& image,
+                  const std::vector<std::string>& rule) {
   const fs::path apps = context.root / name;
   fs::create_directories(apps / "bench/bin");
   std::ofstream yaml(apps / "bench/template.yaml");
@@ -99,6 +143,7 @@ fs::path writeApp(const BenchContext& context, const std::string& name,
     for (const auto& [key, value] : env) yaml << "  " << key << ": \"" << value << "\"\n";
   }
   yaml << "events:\n  - handler: bin/stamp\n    timeout: 1m\n    pattern: {kind: [match]}\n";
+  for (const std::string& line : rule) yaml << "    " << line << "\n";
   fs::copy_file(context.stamp, apps / "bench/bin/stamp", fs::copy_options::overwrite_existing);
   for (const fs::path& dir : {apps, apps / "bench", apps / "bench/bin"}) ::chmod(dir.c_str(), 0755);
   ::chmod((apps / "bench/template.yaml").c_str(), 0644);
@@ -129,7 +174,8 @@ double rawReadAckRate(const BenchContext& context, long messages) {
 }
 
 DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
-                        const std::string& event, long messages, bool through_proxy) {
+                        const std::string& event, long messages, bool through_proxy,
+                        const std::vector<std::string>& rule) {
   DrainResult result;
   auto redis = connect(context.redis);
   if (!redis) return failure<DrainResult>("cannot connect to Redis");
@@ -140,7 +186,7 @@ DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
   if (through_proxy) proxy = CountingProxy::start(context.redis.host, context.redis.port);
   const Target target = targetOf(context, runtime);
   const fs::path apps =
-      writeApp(context, "apps-drain-" + runtime, {{"BENCH_QUIET", "1"}}, target.image);
+      writeApp(context, "apps-drain-" + runtime, {{"BENCH_QUIET", "1"}}, target.image, rule);
   std::string error;
   auto worker = startWorker(context, apps, target.runtime, stream,
                             proxy ? proxy->port() : context.redis.port, probe, error);
@@ -173,19 +219,19 @@ DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
 }
 
 LatencyResult workerLatency(const BenchContext& context, const std::string& runtime,
-                            double per_second, int events) {
-  LatencyResult result;
+                            double per_second, int events, const std::vector<std::string>& rule) {
   auto redis = connect(context.redis);
   if (!redis) return failure<LatencyResult>("cannot connect to Redis");
   const std::string stream = "bench-latency-" + runtime;
   StreamProbe probe(*redis, stream);
   probe.fill(0, kMatchedEvent);
   const Target target = targetOf(context, runtime);
-  const fs::path apps = writeApp(context, "apps-latency-" + runtime, {}, target.image);
+  const fs::path apps = writeApp(context, "apps-latency-" + runtime, {}, target.image, rule);
   std::string error;
-  auto worker =
-      startWorker(context, apps, target.runtime, stream, context.redis.port, probe, error);
-  if (!worker) return failure<LatencyResult>(error);
+  std::vector<std::unique_ptr<WorkerProcess>> workers;
+  workers.push_back(
+      startWorker(context, apps, target.runtime, stream, context.redis.port, probe, error));
+  if (!workers.back()) return failure<LatencyResult>(error);
   std::map<std::string, long long> added;  // id -> realtime ns just before its XADD
   const auto period = std::chrono::nanoseconds(static_cast<long long>(1e9 / per_second));
   auto next = SteadyClock::now();
@@ -196,13 +242,33 @@ LatencyResult workerLatency(const BenchContext& context, const std::string& runt
     const std::string id = probe.add(kMatchedEvent);
     if (!id.empty()) added[id] = before;
   }
-  std::map<std::string, long long> stamps;
-  const auto deadline = SteadyClock::now() + std::chrono::minutes(5);
-  while (stamps.size() < added.size() && SteadyClock::now() < deadline && worker->running()) {
-    stamps.merge(worker->takeStamps());
+  LatencyResult result = startLatencies(workers, added, std::chrono::minutes(5));
+  workers.clear();
+  (void)redis->command({"DEL", stream});
+  return result;
+}
+
+LatencyResult startLatencies(std::vector<std::unique_ptr<WorkerProcess>>& workers,
+                             const std::map<std::string, long long>& added,
+                             std::chrono::seconds limit,
+                             std::map<std::string, long long>* all_stamps) {
+  LatencyResult result;
+  std::map<std::string, long long> own;
+  std::map<std::string, long long>& stamps = all_stamps ? *all_stamps : own;
+  const auto take = [&] {
+    for (auto& worker : workers) stamps.merge(worker->takeStamps());
+  };
+  const auto found = [&] {
+    return std::all_of(added.begin(), added.end(),
+                       [&](const auto& entry) { return stamps.count(entry.first) > 0; });
+  };
+  const auto alive = [&] {
+    return std::any_of(workers.begin(), workers.end(), [](const auto& w) { return w->running(); });
+  };
+  const auto deadline = SteadyClock::now() + limit;
+  for (take(); !found() && SteadyClock::now() < deadline && alive(); take()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
-  stamps.merge(worker->takeStamps());
   for (const auto& [id, before] : added) {
     const auto stamp = stamps.find(id);
     if (stamp == stamps.end()) {
@@ -211,9 +277,9 @@ LatencyResult workerLatency(const BenchContext& context, const std::string& runt
     }
     result.samples.push_back(static_cast<double>(stamp->second - before) / 1e6);
   }
-  if (result.samples.empty()) result.error = "no handler started: " + worker->logTail();
-  worker.reset();
-  (void)redis->command({"DEL", stream});
+  if (result.samples.empty()) {
+    result.error = "no handler started: " + (workers.empty() ? "" : workers[0]->logTail());
+  }
   return result;
 }
 

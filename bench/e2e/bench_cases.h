@@ -2,8 +2,10 @@
 
 #include <sys/types.h>
 
+#include <chrono>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -34,10 +36,22 @@ struct Target {
 Target targetOf(const BenchContext& context, const std::string& name);
 
 /// One app with one exec handler (the stamp handler) matching {"kind":"match"}; returns the
-/// apps directory. `env` becomes the app's env; `image` its image (none when empty).
+/// apps directory. `env` becomes the app's env; `image` its image (none when empty); `rule`
+/// more keys of the rule, one `key: value` a line (flow control, docs/apps.md).
 std::filesystem::path writeApp(const BenchContext& context, const std::string& name,
                                const std::map<std::string, std::string>& env,
-                               const std::string& image = {});
+                               const std::string& image = {},
+                               const std::vector<std::string>& rule = {});
+
+class StreamProbe;
+class WorkerProcess;
+
+/// `count` `relay start` workers on `stream` (consumers bench, bench-2, ...), each logging to
+/// its own file under context.root; returned once every one of them is reading (at most 60 s).
+/// Empty, with `error` set, when one did not start.
+std::vector<std::unique_ptr<WorkerProcess>> startWorkers(
+    const BenchContext& context, const std::filesystem::path& apps, const std::string& runtime,
+    const std::string& stream, int port, StreamProbe& probe, int count, std::string& error);
 
 /// The events: matched by the app above, or not.
 inline const std::string kMatchedEvent = R"({"kind":"match","n":1})";
@@ -56,7 +70,8 @@ struct DrainResult {
   std::string error;
 };
 DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
-                        const std::string& event, long messages, bool through_proxy);
+                        const std::string& event, long messages, bool through_proxy,
+                        const std::vector<std::string>& rule = {});
 
 /// XADD -> handler start latencies (ms) at a steady `per_second` for `events` events.
 struct LatencyResult {
@@ -65,7 +80,15 @@ struct LatencyResult {
   std::string error;
 };
 LatencyResult workerLatency(const BenchContext& context, const std::string& runtime,
-                            double per_second, int events);
+                            double per_second, int events,
+                            const std::vector<std::string>& rule = {});
+/// The stamps of `workers` until every id of `added` (id -> realtime ns just before its XADD)
+/// has one or `limit` passes; XADD -> start latencies in ms of those that do. `stamps` (when
+/// given) receives every stamp seen, by message id.
+LatencyResult startLatencies(std::vector<std::unique_ptr<WorkerProcess>>& workers,
+                             const std::map<std::string, long long>& added,
+                             std::chrono::seconds limit,
+                             std::map<std::string, long long>* stamps = nullptr);
 
 /// One image unpacked into a fresh cache, as the sandbox runtime unpacks it (docs/runtimes.md
 /// "Image roots").

@@ -15,7 +15,6 @@
 //   e2e_bench --relay PATH --stamp PATH [--messages N] [--matched N] [--latency-events N]
 //             [--backlog N] [--only a,b,c,d,e,f] [--runtimes process,sandbox,docker]
 // --runtimes limits cases (b) and (c) to the runtimes named (all three by default).
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -23,12 +22,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <functional>
 #include <string>
 #include <vector>
 
 #include "e2e/bench_cases.h"
+#include "e2e/bench_main.h"
 #include "e2e/spawn_baseline.h"
 
 namespace {
@@ -37,19 +36,6 @@ using namespace relay::bench;
 
 std::vector<std::string> baseEnv() {
   return {"PATH=/usr/local/bin:/usr/bin:/bin", "BENCH_QUIET=1", "RELAY_MESSAGE_ID=bare"};
-}
-
-void row(const char* name, double value, const char* unit, double ratio, const char* goal) {
-  std::printf("  %-50s %10.1f %-6s", name, value, unit);
-  if (ratio >= 0) std::printf(" %8.2fx  %s", ratio, goal);
-  std::printf("\n");
-}
-
-std::string loadavg() {
-  std::ifstream file("/proc/loadavg");
-  std::string one, five, fifteen;
-  file >> one >> five >> fifteen;
-  return one + " " + five + " " + fifteen;
 }
 
 void printRedis(const char* what, const DrainResult& result) {
@@ -91,51 +77,6 @@ void printLatency(const char* runtime, const BareStart& bare, const LatencyResul
   std::printf("\n");
 }
 
-// Loopback round trips and process starts on these shared machines vary several-fold from one
-// second to the next: a throughput case runs in rounds, its baseline before and after each
-// round, the faster of the two counting for that round (the ratio errs against Relay), and the
-// case's figure is the median round.
-constexpr int kRounds = 3;
-
-struct Round {
-  double baseline = 0;
-  DrainResult relay;
-  double ratio() const { return relay.rate / baseline; }
-};
-
-// kRounds rounds of `relay` between runs of `baseline`, sorted by ratio (the median is
-// [size / 2]); each printed as it ends. Fewer than kRounds when a Relay run failed: `error` says
-// why.
-std::vector<Round> interleavedRounds(const char* baseline_name,
-                                     const std::function<double()>& baseline,
-                                     const std::function<DrainResult()>& relay,
-                                     std::string& error) {
-  std::vector<Round> rounds;
-  double before = baseline();
-  for (int i = 0; i < kRounds; ++i) {
-    Round round;
-    round.relay = relay();
-    const double after = baseline();
-    round.baseline = std::max(before, after);
-    before = after;
-    if (!round.relay.error.empty()) {
-      error = round.relay.error;
-      break;
-    }
-    std::printf("  round %d: %s %.1f/s, relay %.1f msg/s, %.2fx\n", i + 1, baseline_name,
-                round.baseline, round.relay.rate, round.ratio());
-    rounds.push_back(std::move(round));
-  }
-  std::sort(rounds.begin(), rounds.end(),
-            [](const Round& a, const Round& b) { return a.ratio() < b.ratio(); });
-  return rounds;
-}
-
-void printRoundsSpread(const std::vector<Round>& rounds) {
-  std::printf("  %-50s %.2fx - %.2fx\n", "rounds' ratios", rounds.front().ratio(),
-              rounds.back().ratio());
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -161,18 +102,8 @@ int main(int argc, char** argv) {
   const auto runs = [&](const std::string& runtime) {
     return ("," + runtimes + ",").find("," + runtime + ",") != std::string::npos;
   };
-  const char* uri = std::getenv("REDIS_URI");
-  auto endpoint = relay::redis::parseRedisUri(uri ? uri : "127.0.0.1:6379");
-  if (!endpoint.ok() || endpoint->transport != relay::redis::Endpoint::Transport::kTcp ||
-      context.relay.empty() || context.stamp.empty()) {
-    std::fprintf(stderr, "usage: REDIS_URI=host:port e2e_bench --relay PATH --stamp PATH\n");
-    return 2;
-  }
-  context.redis = *endpoint;
+  if (!prepareContext(context, "e2e_bench")) return 2;
   if (const char* image = std::getenv("RELAY_BENCH_DOCKER_IMAGE")) context.docker_image = image;
-  char pattern[] = "/tmp/relay-e2e-bench-XXXXXX";
-  context.root = ::mkdtemp(pattern);
-  ::chmod(context.root.c_str(), 0755);
   context.image_cache = context.root / "image-cache";
   const BareCommands bare = bareCommands(context);
   const BareCommand bare_process{bare.process, baseEnv(), {}, {}, {}};

@@ -66,6 +66,18 @@ bool StreamProbe::hasConsumer(const std::string& consumer) {
   return false;
 }
 
+int StreamProbe::blockedReaders() {
+  auto clients = redis_.command({"CLIENT", "LIST"});
+  if (!clients.ok() || !clients->string()) return 0;
+  const std::string_view list = *clients->string();
+  int readers = 0;
+  for (std::size_t at = list.find("cmd=xreadgroup"); at != std::string_view::npos;
+       at = list.find("cmd=xreadgroup", at + 1)) {
+    ++readers;
+  }
+  return readers;
+}
+
 StreamProbe::Drain StreamProbe::drain(long total, std::chrono::seconds limit,
                                       const std::function<bool()>& alive,
                                       const std::function<void(bool at_start)>& window) {

@@ -29,6 +29,8 @@ class StreamProbe {
   /// Whether `consumer` has read from the group yet, or some client is blocked reading it (the
   /// worker is up).
   bool hasConsumer(const std::string& consumer);
+  /// How many clients are blocked in XREADGROUP (on an empty stream: one per worker).
+  int blockedReaders();
 
   /// Waits until `total` messages are acknowledged (or `limit` passes, or `alive` turns false)
   /// and returns the acknowledgement rate between 10% and 90% of them (messages per second;
