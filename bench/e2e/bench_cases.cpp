@@ -175,7 +175,7 @@ double rawReadAckRate(const BenchContext& context, long messages) {
 
 DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
                         const std::string& event, long messages, bool through_proxy,
-                        const std::vector<std::string>& rule) {
+                        const std::vector<std::string>& rule, bool until_read) {
   DrainResult result;
   auto redis = connect(context.redis);
   if (!redis) return failure<DrainResult>("cannot connect to Redis");
@@ -205,7 +205,8 @@ DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
         result.cpu_self_ms = (cpu.self - cpu_start.self) * 1000;
         result.cpu_children_ms = (cpu.children - cpu_start.children) * 1000;
         if (proxy) result.redis = proxy->counts() - counts_start;
-      });
+      },
+      until_read);
   if (!drain.complete || drain.messages <= 0) {
     return failure<DrainResult>(runtime + " worker did not drain the stream: " + worker->logTail());
   }

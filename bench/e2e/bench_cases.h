@@ -60,7 +60,8 @@ inline const std::string kUnmatchedEvent = R"({"kind":"other","n":1})";
 /// Raw XREADGROUP COUNT 10 + one XACK per batch on one connection: messages per second.
 double rawReadAckRate(const BenchContext& context, long messages);
 
-/// A worker draining `messages` pre-filled events; rates over the middle 80%.
+/// A worker draining `messages` pre-filled events; rates over the middle 80%. With
+/// `until_read`, of messages delivered rather than acknowledged (flow control's deferrals).
 struct DrainResult {
   double rate = 0;                             // messages per second (0: did not finish)
   double cpu_self_ms = 0;                      // worker CPU per message in the window
@@ -71,7 +72,7 @@ struct DrainResult {
 };
 DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
                         const std::string& event, long messages, bool through_proxy,
-                        const std::vector<std::string>& rule = {});
+                        const std::vector<std::string>& rule = {}, bool until_read = false);
 
 /// XADD -> handler start latencies (ms) at a steady `per_second` for `events` events.
 struct LatencyResult {

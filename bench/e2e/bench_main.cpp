@@ -53,6 +53,17 @@ std::string loadavg() {
   return one + " " + five + " " + fifteen;
 }
 
+void printRedis(const char* what, const DrainResult& result) {
+  if (!result.redis || result.window_messages == 0) return;
+  const double n = static_cast<double>(result.window_messages);
+  std::printf("  %-50s %10.2f round trips, %.2f commands:", what, result.redis->round_trips / n,
+              result.redis->commands / n);
+  for (const auto& [name, count] : result.redis->by_command) {
+    if (count > 0) std::printf(" %s %.2f", name.c_str(), count / n);
+  }
+  std::printf("\n");
+}
+
 bool prepareContext(BenchContext& context, const char* program) {
   const char* uri = std::getenv("REDIS_URI");
   auto endpoint = redis::parseRedisUri(uri ? uri : "127.0.0.1:6379");

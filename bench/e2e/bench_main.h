@@ -34,6 +34,9 @@ void printRoundsSpread(const std::vector<Round>& rounds);
 /// One figure row: name, value and unit, and its ratio and goal when ratio >= 0.
 void row(const char* name, double value, const char* unit, double ratio, const char* goal);
 
+/// Redis round trips and commands per message of a proxied run's window, by command.
+void printRedis(const char* what, const DrainResult& result);
+
 /// /proc/loadavg's three load averages.
 std::string loadavg();
 

@@ -38,17 +38,6 @@ std::vector<std::string> baseEnv() {
   return {"PATH=/usr/local/bin:/usr/bin:/bin", "BENCH_QUIET=1", "RELAY_MESSAGE_ID=bare"};
 }
 
-void printRedis(const char* what, const DrainResult& result) {
-  if (!result.redis || result.window_messages == 0) return;
-  const double n = static_cast<double>(result.window_messages);
-  std::printf("  %-50s %10.2f round trips, %.2f commands:", what, result.redis->round_trips / n,
-              result.redis->commands / n);
-  for (const auto& [name, count] : result.redis->by_command) {
-    if (count > 0) std::printf(" %s %.2f", name.c_str(), count / n);
-  }
-  std::printf("\n");
-}
-
 // The bare start's p50, measured twice: back to back (each start right after the previous one
 // ended: warm caches, busy cores) and paced like case (c)'s events (one every 20 ms: each start
 // finds the machine idle, as a Relay start at 50/s does). Case (c) compares like with like, the

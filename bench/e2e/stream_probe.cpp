@@ -80,7 +80,7 @@ int StreamProbe::blockedReaders() {
 
 StreamProbe::Drain StreamProbe::drain(long total, std::chrono::seconds limit,
                                       const std::function<bool()>& alive,
-                                      const std::function<void(bool at_start)>& window) {
+                                      const std::function<void(bool at_start)>& window, bool read) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + limit;
   const long low = total / 10;
@@ -88,17 +88,18 @@ StreamProbe::Drain StreamProbe::drain(long total, std::chrono::seconds limit,
   Clock::time_point window_start{};
   long long start_acked = -1;
   Drain drain;
+  const auto done = [&](const Group& now) { return read ? now.entries_read : now.acked(); };
   while (Clock::now() < deadline && alive()) {
     const Group now = group();
     const auto at = Clock::now();
-    if (start_acked < 0 && now.acked() >= low) {
-      start_acked = now.acked();
+    if (start_acked < 0 && done(now) >= low) {
+      start_acked = done(now);
       window_start = at;
       window(true);
     }
-    if (start_acked >= 0 && now.acked() >= high) {
+    if (start_acked >= 0 && done(now) >= high) {
       window(false);
-      drain.messages = static_cast<long>(now.acked() - start_acked);
+      drain.messages = static_cast<long>(done(now) - start_acked);
       const double seconds = std::chrono::duration<double>(at - window_start).count();
       drain.rate = seconds > 0 ? static_cast<double>(drain.messages) / seconds : 0;
       drain.complete = true;
@@ -107,7 +108,7 @@ StreamProbe::Drain StreamProbe::drain(long total, std::chrono::seconds limit,
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   // Let the tail finish so the next case starts on a quiet machine.
-  while (drain.complete && Clock::now() < deadline && alive() && group().acked() < total) {
+  while (drain.complete && Clock::now() < deadline && alive() && done(group()) < total) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
   return drain;

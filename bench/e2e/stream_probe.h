@@ -34,14 +34,16 @@ class StreamProbe {
 
   /// Waits until `total` messages are acknowledged (or `limit` passes, or `alive` turns false)
   /// and returns the acknowledgement rate between 10% and 90% of them (messages per second;
-  /// worker start-up and the tail stay out of it). `window` is called at both ends.
+  /// worker start-up and the tail stay out of it). `window` is called at both ends. With
+  /// `read`, delivered to the group instead of acknowledged (messages that wait in the group:
+  /// deferred by flow control).
   struct Drain {
     double rate = 0;
     long messages = 0;  // acknowledged inside the window
     bool complete = false;
   };
   Drain drain(long total, std::chrono::seconds limit, const std::function<bool()>& alive,
-              const std::function<void(bool at_start)>& window);
+              const std::function<void(bool at_start)>& window, bool read = false);
 
  private:
   redis::Connection& redis_;
