@@ -76,6 +76,22 @@ std::string nextStream(const std::string& name) {
   return "bench-" + name + "-" + std::to_string(++runs);
 }
 
+// How many of the stream's pending messages the parking consumer holds (docs/pipeline.md
+// "Waiting").
+long long parkedCount(redis::Connection& redis, const std::string& stream) {
+  auto reply = redis.command({"XPENDING", stream, "relay"});
+  if (!reply.ok() || reply->size() < 4) return 0;
+  auto rows = reply->at(3);
+  if (!rows.ok() || rows->isNil()) return 0;
+  auto elements = rows->elements();
+  if (!elements.ok()) return 0;
+  for (const auto& row : *elements) {
+    if (*row.at(0)->string() == "relay:parked")
+      return std::stoll(std::string(*row.at(1)->string()));
+  }
+  return 0;
+}
+
 std::string tenantEvent(const char* tenant) {
   return std::string(R"({"kind":"match","tenant":")") + tenant + "\"}";
 }
@@ -100,6 +116,19 @@ FairnessResult fairness(const BenchContext& context, const FairnessOptions& opti
   if (options.flood > 0) watch.emplace(context.redis, stream, options.flood);
   (void)addEvents(redis, stream, options.flood, tenantEvent("a"));
   const auto flooded = SteadyClock::now();
+  if (options.queued && options.flood > 0) {
+    // All of A's read, and none left in a worker's hand but its two running ones (and a
+    // woken one about to start): the rest waits in the key's queue, parked.
+    const auto limit = flooded + std::chrono::minutes(2);
+    while (SteadyClock::now() < limit) {
+      const StreamProbe::Group group = probe.group();
+      if (group.entries_read >= options.flood && group.pending - parkedCount(redis, stream) <= 4) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    result.queued_s = std::chrono::duration<double>(SteadyClock::now() - flooded).count();
+  }
   // B starts at once: its first events arrive while the workers read A's backlog.
   std::map<std::string, long long> added;  // id -> realtime ns just before its XADD
   const auto period = std::chrono::nanoseconds(static_cast<long long>(1e9 / options.per_second));

@@ -17,12 +17,16 @@ struct FairnessOptions {
   int events = 100;
   double per_second = 20;
   int handler_ms = 15;
+  /// B starts once A's flood is queued: read by the group and parked (its key's waiters), so
+  /// B's events meet A's backlog in the key queue, not ahead of them in the stream.
+  bool queued = false;
 };
 struct FairnessResult {
   LatencyResult b;              // B's XADD -> start
   LatencyResult b_behind;       // of those, B's added before the group had read A's backlog
   LatencyResult b_after;        // and after
   double flood_read_s = -1;     // from A's last XADD until the group had read all of A's
+  double queued_s = -1;         // FairnessOptions::queued: until A's were parked
   long a_started = 0;           // A's handlers started by the time B's were all in
   double a_started_span_s = 0;  // over how long (A's first start to B's last)
   std::string error;
