@@ -86,6 +86,9 @@ CommandProbe probeCommands(redis::Connection& redis, const invocation::StreamKey
   tried("zadd", {"ZADD", z, "1", "m"});
   tried("zrangebyscore", {"ZRANGEBYSCORE", z, "-inf", "+inf"});
   tried("zcount", {"ZCOUNT", z, "-inf", "+inf"});
+  tried("zrange", {"ZRANGE", z, "0", "0", "WITHSCORES"});
+  tried("zcard", {"ZCARD", z});
+  tried("zremrangebyscore", {"ZREMRANGEBYSCORE", z, "-inf", "-inf"});
   tried("zscore", {"ZSCORE", z, "m"});
   tried("zrem", {"ZREM", z, "m"});
   tried("zrangebylex", {"ZRANGEBYLEX", z, "-", "+"});
@@ -232,15 +235,27 @@ const char* statusName(DoctorCheck::Status status) {
 
 const std::vector<std::string>& relayRedisCommands() {
   // Tried in this order by probeCommands; keep the two in step.
-  static const std::vector<std::string> commands = {
-      "ping",     "time",       "eval",        "evalsha",       "set",
-      "get",      "exists",     "pexpire",     "hset",          "hgetall",
-      "hincrby",  "hdel",       "zadd",        "zrangebyscore", "zcount",
-      "zscore",   "zrem",       "zrangebylex", "zlexcount",     "sadd",
-      "smembers", "smismember", "sunion",      "srem",          "xadd",
-      "xlen",     "xrange",     "xgroup",      "xreadgroup",    "xpending",
-      "xclaim",   "xautoclaim", "xack",        "xinfo",         "xgroup delconsumer",
-      "xtrim",    "xdel",       "del"};
+  static const std::vector<std::string> commands = {"ping",        "time",
+                                                    "eval",        "evalsha",
+                                                    "set",         "get",
+                                                    "exists",      "pexpire",
+                                                    "hset",        "hgetall",
+                                                    "hincrby",     "hdel",
+                                                    "zadd",        "zrangebyscore",
+                                                    "zcount",      "zrange",
+                                                    "zcard",       "zremrangebyscore",
+                                                    "zscore",      "zrem",
+                                                    "zrangebylex", "zlexcount",
+                                                    "sadd",        "smembers",
+                                                    "smismember",  "sunion",
+                                                    "srem",        "xadd",
+                                                    "xlen",        "xrange",
+                                                    "xgroup",      "xreadgroup",
+                                                    "xpending",    "xclaim",
+                                                    "xautoclaim",  "xack",
+                                                    "xinfo",       "xgroup delconsumer",
+                                                    "xtrim",       "xdel",
+                                                    "del"};
   return commands;
 }
 

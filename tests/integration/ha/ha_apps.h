@@ -16,7 +16,9 @@ namespace relay::testing {
 /// failover lost expires within seconds), `bin/fail.sh` (events with
 /// "fail":true, retries 0: straight to the DLQ; succeeds when `relay dlq replay` runs it),
 /// `bin/flaky.sh` (events with "flaky":true: fails its first attempt, retries 1) and, when asked,
-/// a schedule firing every minute.
+/// a schedule firing every minute. record.sh's rule has flow gates that never bite (a key limit
+/// of 1,000, a throttle with a burst of 100,000), so every run also goes through flow control's
+/// Redis keys and commands (ACL, Sentinel, Cluster).
 class HaApps {
  public:
   explicit HaApps(bool with_schedule = false) {
@@ -25,6 +27,8 @@ events:
   - handler: bin/record.sh
     pattern: {kind: [ha]}
     timeout: 5s
+    concurrency: {limit: 1000, key: n}
+    throttle: {limit: 1000, period: 1s, burst: 100000}
   - handler: bin/fail.sh
     pattern: {kind: [ha], fail: [true]}
     retries: 0
