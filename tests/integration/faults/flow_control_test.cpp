@@ -340,10 +340,11 @@ TEST_F(FlowControl, ADeferredBacklogCostsNothingPerSweep) {
   const long long evals = calls("evalsha") + calls("eval");
   const long long claims = calls("xclaim") + calls("xautoclaim");
   std::this_thread::sleep_for(seconds(3));  // fifteen reclaim sweeps, fifteen due polls at least
-  // The two running claims' renewals (every 100 ms here), heartbeats and due polls only: not
-  // one call per parked message, which would be 998 a sweep.
-  EXPECT_LT(calls("evalsha") + calls("eval") - evals, 150);
-  EXPECT_LT(calls("xclaim") + calls("xautoclaim") - claims, 100);
+  // The two running claims' renewals (every 100 ms here), heartbeats, housekeeping and due
+  // polls only (117 scripts and 58 XCLAIMs on a quiet machine): not one call per parked
+  // message, which would be 998 a sweep, fifteen sweeps.
+  EXPECT_LT(calls("evalsha") + calls("eval") - evals, 400);
+  EXPECT_LT(calls("xclaim") + calls("xautoclaim") - claims, 200);
   EXPECT_EQ(runs("v1", "shop").size(), 2u);
   std::filesystem::remove(appsRoot("v1").path() / "shop/slow");
 }
