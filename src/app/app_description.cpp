@@ -57,8 +57,8 @@ std::vector<std::string> describeFlow(const FlowRules& flow) {
   std::vector<std::string> lines;
   if (flow.throttle) lines.push_back("throttle: " + describeRate(*flow.throttle));
   if (flow.concurrency) {
-    lines.push_back("concurrency: " + std::to_string(flow.concurrency->limit) +
-                    " at a time per " + flow.concurrency->key.text);
+    lines.push_back("concurrency: " + std::to_string(flow.concurrency->limit) + " at a time per " +
+                    flow.concurrency->key.text);
   }
   if (flow.singleton) {
     lines.push_back("singleton: one at a time per " + flow.singleton->key.text +
