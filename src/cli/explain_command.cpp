@@ -43,19 +43,20 @@ struct AppliedLimit {
   Json json;
 };
 
-// How the event keys a gate: its value, or that the field is missing (a key of its own).
-std::string keyNote(const std::string& value, const app::KeyPath& key, std::string_view kind) {
+// How the event keys a gate: its value, that the field is missing (a key of its own), or, for a
+// gate the worker leaves out for this event (a dedupe without its key), that it does not apply.
+std::string keyNote(const std::string& value, const app::KeyPath& key, bool applies) {
+  if (!applies) return " (this event has no " + key.text + ": never deduplicated)";
   if (value == invocation::kMissingKeyValue) {
-    // catalog::flowControl(): nothing to be a duplicate of.
-    if (kind == "dedupe") return " (this event has no " + key.text + ": never deduplicated)";
     return " (this event has no " + key.text + ": it shares the key \"-\")";
   }
   return " (this event: " + value + ")";
 }
 
 // Every limit on an invocation of `rule` for `event`: the app's throttle (one bucket for the
-// whole app), then the rule's own gates, each keyed one with the key value the event gives it
-// (catalog::flowKeyValue, as the worker computes it).
+// whole app), then the rule's own gates, each keyed one with the key value the event gives it.
+// What applies and with which value is the worker's own plan (catalog::flowControl); the rule's
+// text says how each is described.
 std::vector<AppliedLimit> appliedLimits(const app::App& app, const app::Rule& rule,
                                         const event::Event& event) {
   std::vector<AppliedLimit> out;
@@ -69,25 +70,28 @@ std::vector<AppliedLimit> appliedLimits(const app::App& app, const app::Rule& ru
   if (app.throttle) throttle(*app.throttle, "app");
   const app::FlowRules& flow = rule.flow;
   if (flow.throttle) throttle(*flow.throttle, "rule");
+  const invocation::FlowControl planned = catalog::flowControl(app, rule, event);
   // Each keyed gate alone, so describeFlow() and flowJson() describe just it.
-  const auto add = [&](auto member, std::string_view kind) {
+  const auto add = [&](auto member, std::string_view kind, const auto& gate_planned) {
     const auto& gate = flow.*member;
     if (!gate) return;
     app::FlowRules only;
     only.*member = gate;
-    const std::string value = catalog::flowKeyValue(event, gate->key);
+    const bool applies = gate_planned.has_value();
+    const std::string value =
+        applies ? gate_planned->value : std::string(invocation::kMissingKeyValue);
     Json json = {{"kind", kind}, {"scope", "rule"}};
     json.update(app::flowJson(only)[std::string(kind)]);
     json["key_value"] = value;
     json["key_missing"] = value == invocation::kMissingKeyValue;
-    if (kind == "dedupe") json["applies"] = value != invocation::kMissingKeyValue;
+    if (kind == "dedupe") json["applies"] = applies;
     out.push_back(
-        {app::describeFlow(only).front() + keyNote(value, gate->key, kind), std::move(json)});
+        {app::describeFlow(only).front() + keyNote(value, gate->key, applies), std::move(json)});
   };
-  add(&app::FlowRules::concurrency, "concurrency");
-  add(&app::FlowRules::singleton, "singleton");
-  add(&app::FlowRules::dedupe, "dedupe");
-  add(&app::FlowRules::debounce, "debounce");
+  add(&app::FlowRules::concurrency, "concurrency", planned.key);
+  add(&app::FlowRules::singleton, "singleton", planned.key);
+  add(&app::FlowRules::dedupe, "dedupe", planned.dedupe);
+  add(&app::FlowRules::debounce, "debounce", planned.debounce);
   return out;
 }
 
