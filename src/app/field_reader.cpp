@@ -198,4 +198,9 @@ std::optional<std::uint64_t> FieldReader::readSize(const Field& field, std::uint
   return *value;
 }
 
+const Field* findField(const std::map<std::string, Field>& fields, const std::string& key) {
+  const auto it = fields.find(key);
+  return it == fields.end() ? nullptr : &it->second;
+}
+
 }  // namespace relay::app

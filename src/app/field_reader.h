@@ -44,6 +44,9 @@ class FieldReader {
   TemplateErrors& errors_;
 };
 
+/// The child `key` of a map readMap() read; null when the template does not set it.
+const Field* findField(const std::map<std::string, Field>& fields, const std::string& key);
+
 /// The allowed name closest to `key` when it is probably a typo of it, else empty.
 std::string_view closestName(std::string_view key, std::initializer_list<std::string_view> names);
 

@@ -9,11 +9,6 @@ namespace {
 
 constexpr std::size_t kMaxKeyPathBytes = 256;
 
-const Field* flowField(const std::map<std::string, Field>& fields, const std::string& key) {
-  const auto it = fields.find(key);
-  return it == fields.end() ? nullptr : &it->second;
-}
-
 }  // namespace
 
 std::optional<KeyPath> parseKeyPath(std::string_view text) {
@@ -67,17 +62,17 @@ std::optional<ThrottleRule> FlowReader::readThrottle(const Field& field) {
   if (!fields) return std::nullopt;
   ThrottleRule throttle;
   bool valid = fields->count("limit") && fields->count("period");
-  if (const Field* limit = flowField(*fields, "limit")) {
+  if (const Field* limit = findField(*fields, "limit")) {
     const auto value = reader_.readInt(*limit, 1, kMaxThrottleLimit);
     valid = valid && value;
     if (value) throttle.limit = static_cast<int>(*value);
   }
-  if (const Field* period = flowField(*fields, "period")) {
+  if (const Field* period = findField(*fields, "period")) {
     const auto value = readPeriod(*period, kMaxThrottlePeriod);
     valid = valid && value;
     if (value) throttle.period = *value;
   }
-  if (const Field* burst = flowField(*fields, "burst")) {
+  if (const Field* burst = findField(*fields, "burst")) {
     const auto value = reader_.readInt(*burst, 0, kMaxThrottleLimit);
     valid = valid && value;
     if (value) throttle.burst = static_cast<int>(*value);
@@ -108,12 +103,12 @@ std::optional<KeyConcurrencyRule> FlowReader::readConcurrency(const Field& field
   if (!fields) return std::nullopt;
   KeyConcurrencyRule rule;
   bool valid = fields->count("limit") && fields->count("key");
-  if (const Field* limit = flowField(*fields, "limit")) {
+  if (const Field* limit = findField(*fields, "limit")) {
     const auto value = reader_.readInt(*limit, 1, kMaxKeyConcurrency);
     valid = valid && value;
     if (value) rule.limit = static_cast<int>(*value);
   }
-  if (const Field* key = flowField(*fields, "key")) {
+  if (const Field* key = findField(*fields, "key")) {
     auto path = readKey(*key);
     valid = valid && path;
     if (path) rule.key = std::move(*path);
@@ -128,12 +123,12 @@ std::optional<DedupeRule> FlowReader::readDedupe(const Field& field) {
   if (!fields) return std::nullopt;
   DedupeRule rule;
   bool valid = fields->count("key") > 0;
-  if (const Field* key = flowField(*fields, "key")) {
+  if (const Field* key = findField(*fields, "key")) {
     auto path = readKey(*key);
     valid = valid && path;
     if (path) rule.key = std::move(*path);
   }
-  if (const Field* ttl = flowField(*fields, "ttl")) {
+  if (const Field* ttl = findField(*fields, "ttl")) {
     const auto value = readPeriod(*ttl, kMaxDedupeTtl);
     valid = valid && value;
     if (value) rule.ttl = *value;
@@ -149,18 +144,18 @@ std::optional<DebounceRule> FlowReader::readDebounce(const Field& field) {
   if (!fields) return std::nullopt;
   DebounceRule rule;
   bool valid = fields->count("key") && fields->count("period");
-  if (const Field* key = flowField(*fields, "key")) {
+  if (const Field* key = findField(*fields, "key")) {
     auto path = readKey(*key);
     valid = valid && path;
     if (path) rule.key = std::move(*path);
   }
-  if (const Field* period = flowField(*fields, "period")) {
+  if (const Field* period = findField(*fields, "period")) {
     const auto value = readPeriod(*period, kMaxDebouncePeriod);
     valid = valid && value;
     if (value) rule.period = *value;
   }
   rule.max_wait = std::min(rule.period * kDefaultDebounceWaitFactor, kMaxDebounceWait);
-  if (const Field* max_wait = flowField(*fields, "max_wait")) {
+  if (const Field* max_wait = findField(*fields, "max_wait")) {
     const auto value = readPeriod(*max_wait, kMaxDebounceWait);
     valid = valid && value;
     if (value && valid && *value < rule.period) {
@@ -178,7 +173,7 @@ std::optional<SingletonRule> FlowReader::readSingleton(const Field& field) {
   const auto fields =
       reader_.readMap(field, "a map with key (e.g. {key: account_id})", {"key"}, {"key"});
   if (!fields) return std::nullopt;
-  const Field* key = flowField(*fields, "key");
+  const Field* key = findField(*fields, "key");
   if (!key) return std::nullopt;
   auto path = readKey(*key);
   if (!path) return std::nullopt;
@@ -187,20 +182,20 @@ std::optional<SingletonRule> FlowReader::readSingleton(const Field& field) {
 
 FlowRules FlowReader::readRule(const std::map<std::string, Field>& fields) {
   FlowRules flow;
-  if (const Field* field = flowField(fields, "throttle")) flow.throttle = readThrottle(*field);
-  if (const Field* field = flowField(fields, "concurrency")) {
+  if (const Field* field = findField(fields, "throttle")) flow.throttle = readThrottle(*field);
+  if (const Field* field = findField(fields, "concurrency")) {
     flow.concurrency = readConcurrency(*field);
   }
-  if (const Field* field = flowField(fields, "dedupe")) flow.dedupe = readDedupe(*field);
-  if (const Field* field = flowField(fields, "debounce")) flow.debounce = readDebounce(*field);
-  const Field* singleton = flowField(fields, "singleton");
+  if (const Field* field = findField(fields, "dedupe")) flow.dedupe = readDedupe(*field);
+  if (const Field* field = findField(fields, "debounce")) flow.debounce = readDebounce(*field);
+  const Field* singleton = findField(fields, "singleton");
   if (singleton) flow.singleton = readSingleton(*singleton);
-  if (singleton && flowField(fields, "concurrency")) {
+  if (singleton && findField(fields, "concurrency")) {
     reader_.error(*singleton,
                   "a rule has singleton or a per-key concurrency, not both "
                   "(singleton is a limit of 1 per key that replaces waiting events)");
   }
-  if (singleton && flowField(fields, "debounce")) {
+  if (singleton && findField(fields, "debounce")) {
     reader_.error(*singleton,
                   "a rule has singleton or debounce, not both (each replaces the "
                   "events it holds back in its own way)");

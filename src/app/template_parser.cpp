@@ -20,11 +20,6 @@ namespace {
 
 using Fields = std::map<std::string, Field>;
 
-const Field* find(const Fields& fields, const std::string& key) {
-  const auto it = fields.find(key);
-  return it == fields.end() ? nullptr : &it->second;
-}
-
 std::string firstAt(int line) { return " (first at line " + std::to_string(line) + ")"; }
 
 /// One pass over one template; see parseTemplate().
@@ -47,12 +42,12 @@ class TemplateParser {
     App app;
     app.name = name_;
     app.dir = dir_;
-    if (const Field* field = find(*fields, "runtime")) readRuntime(*field);
+    if (const Field* field = findField(*fields, "runtime")) readRuntime(*field);
     if (runtime_) {
       app.runtime = *runtime_;
       app.image = runtime::defaultImage(*runtime_);
     }
-    if (const Field* field = find(*fields, "image")) {
+    if (const Field* field = findField(*fields, "image")) {
       if (auto image = reader_.readString(*field)) {
         if (image->empty() || image->find_first_of(" \t\r\n") != std::string::npos) {
           reader_.error(*field,
@@ -64,18 +59,19 @@ class TemplateParser {
         app.image_named = true;
       }
     }
-    if (const Field* field = find(*fields, "concurrency")) {
+    if (const Field* field = findField(*fields, "concurrency")) {
       app.concurrency = static_cast<int>(reader_.readInt(*field, 1, kMaxConcurrency).value_or(0));
     }
-    if (const Field* field = find(*fields, "throttle")) app.throttle = flow_.readThrottle(*field);
-    if (const Field* field = find(*fields, "network")) {
+    if (const Field* field = findField(*fields, "throttle"))
+      app.throttle = flow_.readThrottle(*field);
+    if (const Field* field = findField(*fields, "network")) {
       app.network = reader_.readBool(*field).value_or(false);
     }
-    if (const Field* field = find(*fields, "egress")) readEgress(*field, app);
-    if (const Field* field = find(*fields, "env")) readEnv(*field, app);
-    if (const Field* field = find(*fields, "resources")) readResources(*field, app);
-    if (const Field* field = find(*fields, "events")) readRules(*field, app);
-    if (const Field* field = find(*fields, "schedules")) readSchedules(*field, app);
+    if (const Field* field = findField(*fields, "egress")) readEgress(*field, app);
+    if (const Field* field = findField(*fields, "env")) readEnv(*field, app);
+    if (const Field* field = findField(*fields, "resources")) readResources(*field, app);
+    if (const Field* field = findField(*fields, "events")) readRules(*field, app);
+    if (const Field* field = findField(*fields, "schedules")) readSchedules(*field, app);
     ParsedTemplate parsed;
     parsed.runtime = runtime_;
     if (errors_.empty()) parsed.app = std::move(app);
@@ -116,14 +112,14 @@ class TemplateParser {
     if (!fields) return std::nullopt;
     runtime::EgressAllow allow;
     bool valid = true;
-    if (const Field* to = find(*fields, "to")) {
+    if (const Field* to = findField(*fields, "to")) {
       const auto text = reader_.readString(*to);
       auto cidr = text ? runtime::parseCidr(*text) : Result<runtime::Cidr>(Error::invalid(""));
       if (text && !cidr.ok()) reader_.error(*to, cidr.error().message);
       valid = cidr.ok();
       if (valid) allow.to = *cidr;
     }
-    if (const Field* ports = find(*fields, "ports")) {
+    if (const Field* ports = findField(*fields, "ports")) {
       forEachElement(*ports, "ports (443 or \"8000-8080\")", [&](const Field& port) {
         const yaml::Type type = yaml::typeOf(port.value);
         auto range = type == yaml::Type::kInt || type == yaml::Type::kString
@@ -188,14 +184,14 @@ class TemplateParser {
     const auto fields = reader_.readMap(field, "a map with memory, cpus and/or pids",
                                         {"memory", "cpus", "pids"}, {});
     if (!fields) return;
-    if (const Field* memory = find(*fields, "memory")) {
+    if (const Field* memory = findField(*fields, "memory")) {
       app.resources.memory_bytes =
           reader_.readSize(*memory, kMinMemoryBytes, kMaxMemoryBytes).value_or(0);
     }
-    if (const Field* cpus = find(*fields, "cpus")) {
+    if (const Field* cpus = findField(*fields, "cpus")) {
       app.resources.cpus = reader_.readNumber(*cpus, kMinCpus, kMaxCpus).value_or(0);
     }
-    if (const Field* pids = find(*fields, "pids")) {
+    if (const Field* pids = findField(*fields, "pids")) {
       app.resources.pids = static_cast<int>(reader_.readInt(*pids, 1, kMaxPids).value_or(0));
     }
   }
@@ -242,7 +238,7 @@ class TemplateParser {
     if (!fields) return std::nullopt;
     Rule rule;
     rule.line = yaml::line(field.value);
-    if (const Field* handler = find(*fields, "handler")) {
+    if (const Field* handler = findField(*fields, "handler")) {
       if (auto name = readHandler(*handler)) {
         const auto [it, inserted] = handler_lines.emplace(*name, yaml::line(handler->value));
         if (!inserted) {
@@ -252,11 +248,11 @@ class TemplateParser {
         rule.handler = std::move(*name);
       }
     }
-    if (const Field* pattern = find(*fields, "pattern")) compilePattern(*pattern, rule);
-    if (const Field* timeout = find(*fields, "timeout")) {
+    if (const Field* pattern = findField(*fields, "pattern")) compilePattern(*pattern, rule);
+    if (const Field* timeout = findField(*fields, "timeout")) {
       rule.timeout = reader_.readDuration(*timeout, kMaxTimeout).value_or(kDefaultTimeout);
     }
-    if (const Field* retries = find(*fields, "retries")) {
+    if (const Field* retries = findField(*fields, "retries")) {
       rule.retries = static_cast<int>(reader_.readInt(*retries, 0, kMaxRetries).value_or(0));
     }
     rule.flow = flow_.readRule(*fields);
@@ -300,7 +296,7 @@ class TemplateParser {
                         {"name", "cron", "handler"});
     if (!fields) return std::nullopt;
     std::string name;
-    if (const Field* name_field = find(*fields, "name")) {
+    if (const Field* name_field = findField(*fields, "name")) {
       if (auto text = reader_.readString(*name_field)) {
         name = std::move(*text);
         if (!isValidName(name)) {
@@ -315,7 +311,7 @@ class TemplateParser {
       }
     }
     std::optional<schedule::CronExpression> cron;
-    if (const Field* cron_field = find(*fields, "cron")) {
+    if (const Field* cron_field = findField(*fields, "cron")) {
       if (const auto text = reader_.readString(*cron_field)) {
         auto parsed = schedule::CronExpression::parse(*text);
         if (parsed) {
@@ -326,7 +322,7 @@ class TemplateParser {
       }
     }
     std::optional<schedule::TimeZone> zone;
-    const Field* zone_field = find(*fields, "timezone");
+    const Field* zone_field = findField(*fields, "timezone");
     const std::optional<std::string> zone_name =
         zone_field ? reader_.readString(*zone_field) : std::string(kDefaultTimeZone);
     if (zone_name) {
@@ -338,19 +334,19 @@ class TemplateParser {
       }
     }
     std::string handler;
-    if (const Field* handler_field = find(*fields, "handler")) {
+    if (const Field* handler_field = findField(*fields, "handler")) {
       handler = readHandler(*handler_field).value_or("");
     }
     Millis timeout = kDefaultTimeout;
-    if (const Field* timeout_field = find(*fields, "timeout")) {
+    if (const Field* timeout_field = findField(*fields, "timeout")) {
       timeout = reader_.readDuration(*timeout_field, kMaxTimeout).value_or(kDefaultTimeout);
     }
     int retries = kDefaultRetries;
-    if (const Field* retries_field = find(*fields, "retries")) {
+    if (const Field* retries_field = findField(*fields, "retries")) {
       retries = static_cast<int>(reader_.readInt(*retries_field, 0, kMaxRetries).value_or(0));
     }
     std::string payload = "{}";
-    if (const Field* payload_field = find(*fields, "payload")) {
+    if (const Field* payload_field = findField(*fields, "payload")) {
       if (!payload_field->value.IsMap()) {
         reader_.error(*payload_field, "expected a map (it becomes a JSON object), got " +
                                           yaml::describe(payload_field->value));

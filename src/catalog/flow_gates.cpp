@@ -45,18 +45,15 @@ invocation::FlowControl flowControl(const app::App& app, const app::Rule& rule,
   invocation::FlowControl flow;
   addAppThrottle(app, flow);
   const app::FlowRules& rules = rule.flow;
-  if (rules.empty()) return flow;
   if (rules.throttle) flow.throttles.push_back(throttleGate(*rules.throttle, FlowScope::kRule));
-  if (rules.concurrency) {
+  // A singleton is a key limit of one that also replaces its waiting event (the template
+  // refuses both on one rule).
+  if (rules.concurrency || rules.singleton) {
     invocation::KeyGate gate;
-    gate.limit = rules.concurrency->limit;
-    gate.value = flowKeyValue(event, rules.concurrency->key);
-    flow.key = std::move(gate);
-  } else if (rules.singleton) {
-    invocation::KeyGate gate;
-    gate.limit = 1;
-    gate.singleton = true;
-    gate.value = flowKeyValue(event, rules.singleton->key);
+    gate.limit = rules.concurrency ? rules.concurrency->limit : 1;
+    gate.singleton = !rules.concurrency;
+    gate.value =
+        flowKeyValue(event, rules.concurrency ? rules.concurrency->key : rules.singleton->key);
     flow.key = std::move(gate);
   }
   if (rules.dedupe) {

@@ -1,9 +1,17 @@
 #include "invocation/flow.h"
 
+#include "common/enum_names.h"
 #include "common/whole_number.h"
 
 namespace relay::invocation {
 namespace {
+
+// The reasons of `relay:wait:` fields, both directions from one table.
+constexpr EnumNames<FlowWait, 3> kFlowWaitNames = {{{
+    {FlowWait::kThrottled, "throttled"},
+    {FlowWait::kKeyBusy, "key_busy"},
+    {FlowWait::kDebounced, "debounced"},
+}}};
 
 // The next space-separated word of `rest` (the last one takes the rest); false when empty.
 bool nextWord(std::string_view& rest, std::string_view& word, bool last = false) {
@@ -134,32 +142,15 @@ std::string flowScopeName(FlowScope scope, std::string_view app, std::string_vie
   return std::string(scope == FlowScope::kApp ? app : field);
 }
 
-std::string_view flowWaitName(FlowWait wait) {
-  switch (wait) {
-    case FlowWait::kThrottled:
-      return "throttled";
-    case FlowWait::kKeyBusy:
-      return "key_busy";
-    case FlowWait::kDebounced:
-      return "debounced";
-  }
-  return "throttled";
-}
+std::string_view flowWaitName(FlowWait wait) { return kFlowWaitNames.name(wait); }
 
 std::optional<FlowWaitState> parseFlowWait(std::string_view text) {
   const std::size_t colon = text.find(':');
   if (colon == std::string_view::npos) return std::nullopt;
+  const std::optional<FlowWait> reason = kFlowWaitNames.parse(text.substr(0, colon));
+  if (!reason) return std::nullopt;
   FlowWaitState state;
-  const std::string_view reason = text.substr(0, colon);
-  if (reason == "throttled") {
-    state.reason = FlowWait::kThrottled;
-  } else if (reason == "key_busy") {
-    state.reason = FlowWait::kKeyBusy;
-  } else if (reason == "debounced") {
-    state.reason = FlowWait::kDebounced;
-  } else {
-    return std::nullopt;
-  }
+  state.reason = *reason;
   if (!parseWholeNumber(text.substr(colon + 1), state.until) || state.until < 0) {
     return std::nullopt;
   }

@@ -174,9 +174,9 @@ redis::Result<int> Consumer::reclaimOnce(redis::Connection& redis) {
 redis::Result<int> Consumer::pollDueOnce(redis::Connection& redis) {
   auto due = due_.take(redis, settings_.read_count);
   if (!due.ok()) return due.error();
-  for (const std::string& id : due->deleted) clearMissing(syncStore(), id);
-  for (const StreamEntry& entry : due->entries) process(syncStore(), entry);
-  return static_cast<int>(due->entries.size());
+  for (const std::string& id : due->page.deleted) clearMissing(syncStore(), id);
+  for (const StreamEntry& entry : due->page.entries) process(syncStore(), entry);
+  return static_cast<int>(due->page.entries.size());
 }
 
 void Consumer::stop() {
@@ -497,17 +497,17 @@ void Consumer::dueLoop() {
       stopping_.sleepFor(clock_, settings_.due_poll);
       continue;
     }
-    if (!due->deleted.empty()) {
+    if (!due->page.deleted.empty()) {
       if (!due_store) due_store = stores_();
-      for (const std::string& id : due->deleted) clearMissing(*due_store, id);
+      for (const std::string& id : due->page.deleted) clearMissing(*due_store, id);
     }
     // A full batch means more may be due: take them as soon as there is room (the pool stays
     // busy through a backlog of retries); otherwise look again after the poll interval.
-    const bool more = static_cast<int>(due->entries.size() + due->deleted.size()) == room;
-    if (!due->entries.empty()) {
-      logger_.debug("due messages taken", {{"count", std::to_string(due->entries.size())}});
+    const bool more = static_cast<int>(due->page.entries.size() + due->page.deleted.size()) == room;
+    if (!due->page.entries.empty()) {
+      logger_.debug("due messages taken", {{"count", std::to_string(due->page.entries.size())}});
     }
-    enqueue(std::move(due->entries), room);
+    enqueue(std::move(due->page.entries), room);
     if (more) continue;
     // Until the next id is due (a throttle's turn, a woken key's waiter), at most a poll
     // interval and at least kDueFloor, or until an outcome here woke waiters (wakeDue()).

@@ -58,8 +58,7 @@ redis::Result<DueBatch> DueRetries::take(redis::Connection& redis, int count) co
   auto page = parseClaimed(reply->view());
   if (!page.ok()) return page.error();
   DueBatch batch;
-  batch.entries = std::move(page->entries);
-  batch.deleted = std::move(page->deleted);
+  batch.page = std::move(page).value();
   auto next = reply->view().at(2);
   auto next_in = next.ok() ? next->integer() : redis::Result<long long>(-1);
   if (next_in.ok() && *next_in >= 0) batch.next_in = std::chrono::milliseconds(*next_in);

@@ -14,8 +14,8 @@ namespace relay::stream {
 
 /// One poll of the due-retry index.
 struct DueBatch {
-  std::vector<StreamEntry> entries;  // taken over by this consumer
-  std::vector<std::string> deleted;  // due ids whose stream entry is gone
+  /// `entries`: taken over by this consumer; `deleted`: due ids whose stream entry is gone.
+  AutoClaimPage page;
   /// How long until the index's first id is due (by Redis's clock); nullopt when it is empty.
   /// A throttle's reserved turns are due within its period: the poller sleeps this long, not a
   /// whole poll interval (docs/pipeline.md "Flow control").
