@@ -297,7 +297,6 @@ void Consumer::readerLoop() {
   std::unique_ptr<redis::Connection> redis;
   std::unique_ptr<invocation::LifecycleStore> store = stores_();
   redis::Backoff backoff(settings_.reconnect_min, settings_.reconnect_max);
-  bool group_ready = false;
   bool backlog = false;  // the last read was full: more is waiting in the stream
   int ahead = 0;         // COUNT of the read sent ahead on `redis`, 0: none
   const int gather_room =
@@ -305,20 +304,18 @@ void Consumer::readerLoop() {
   const auto beat = [this] {
     reader_turn_.store(clock_.monotonicNow().time_since_epoch().count());
   };
-  beat();
   while (!stopping_.requested()) {
     beat();
     if (redis && !redis->ok()) release(std::exchange(ahead, 0));  // lost with its connection
     redis = connect(std::move(redis), backoff, beat);
     if (!redis) return;
-    if (!group_ready) {
+    if (!group_ready_) {
       auto group = ensureGroup(*redis);
       if (!group.ok()) {
         logger_.error("cannot create the consumer group", {{"error", group.error().message}});
         stopping_.sleepFor(clock_, backoff.wait());
         continue;
       }
-      group_ready = true;
       group_ready_ = true;
       redis_health_.healthy();  // Redis answered: /healthz need not wait for the first read
     }
