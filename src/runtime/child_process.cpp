@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstring>
@@ -208,7 +209,7 @@ Result<ChildProcess::Termination> ChildProcess::reap() {
 Result<ChildProcess::Termination> ChildProcess::supervise(
     std::string_view input, LineSplitter& out, LineSplitter& err, Clock& clock,
     std::chrono::milliseconds timeout, const std::function<void(int)>& signal_tree,
-    const SideChannel* side) {
+    const SideChannel* side, const CancelSignal* cancel) {
   using std::chrono::milliseconds;
   // A handler that ignores stdin makes the write fail with EPIPE instead of killing Relay.
   const SigpipeGuard no_sigpipe;
@@ -230,9 +231,10 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
   };
   if (input.empty()) stdin_fd_.reset();
   const MonoTime start = clock.monotonicNow();
-  const MonoTime term_at = start + timeout;
-  const MonoTime kill_at = term_at + kKillGrace;
+  MonoTime term_at = start + timeout;
+  MonoTime kill_at = term_at + kKillGrace;
   bool exited = false;
+  bool cancelled = false;
   MonoTime drain_until{};  // after exit: how long pipes held by escaped descendants are read
   bool term_sent = false;
   bool kill_sent = false;
@@ -246,6 +248,12 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
       stderr_fd_.reset();
       break;
     }
+    if (!exited && !term_sent && !cancelled && cancel && cancel->requested()) {
+      // docs/pipeline.md "Cancellation": stopped like a timeout, from now.
+      cancelled = true;
+      term_at = now;
+      kill_at = now + kKillGrace;
+    }
     if (!exited && !term_sent && now >= term_at) {
       signal_tree(SIGTERM);
       term_sent = true;
@@ -254,7 +262,7 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
       signal_tree(SIGKILL);
       kill_sent = true;
     }
-    std::array<pollfd, 5> fds{};
+    std::array<pollfd, 6> fds{};
     nfds_t count = 0;
     const auto watch = [&](const UniqueFd& fd, short events) {
       if (fd.valid()) fds[count++] = {fd.get(), events, 0};
@@ -264,16 +272,23 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
     watch(stdout_fd_, POLLIN);
     watch(stderr_fd_, POLLIN);
     if (!exited) watch(pidfd_, POLLIN);
-    const MonoTime next = exited       ? drain_until
-                          : !term_sent ? term_at
-                          : !kill_sent ? kill_at
-                                       : now + milliseconds(100);
+    const bool watch_cancel = !exited && !cancelled && cancel && cancel->fd() >= 0;
+    if (watch_cancel) fds[count++] = {cancel->fd(), POLLIN, 0};
+    MonoTime next = exited       ? drain_until
+                    : !term_sent ? term_at
+                    : !kill_sent ? kill_at
+                                 : now + milliseconds(100);
+    // Without an eventfd the request is looked at every 100 ms.
+    if (!exited && !cancelled && cancel && cancel->fd() < 0) {
+      next = std::min(next, now + milliseconds(100));
+    }
     const auto wait = std::chrono::duration_cast<milliseconds>(next - now).count();
     const int ready = ::poll(fds.data(), count, static_cast<int>(std::max<long long>(wait, 0) + 1));
     if (ready < 0 && errno != EINTR) return Error::io(errnoText("poll"));
     for (nfds_t i = 0; i < count && ready > 0; ++i) {
       if (fds[i].revents == 0) continue;
       const int fd = fds[i].fd;
+      if (watch_cancel && fd == cancel->fd()) continue;  // looked at on the next turn
       if (fd == side_fd) {
         (void)readSide();
       } else if (fd == pidfd_.get()) {
@@ -304,7 +319,8 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
   stdin_fd_.reset();
   auto termination = reap();
   if (!termination.ok()) return termination;
-  termination->timed_out = term_sent;
+  termination->cancelled = cancelled && term_sent;
+  termination->timed_out = term_sent && !termination->cancelled;
   return termination;
 }
 
@@ -325,7 +341,10 @@ Outcome outcomeOf(const ChildProcess::Termination& termination, std::chrono::mil
                   std::chrono::nanoseconds duration) {
   Outcome outcome;
   outcome.duration = duration;
-  if (termination.timed_out) {
+  if (termination.cancelled) {
+    outcome.cancelled = true;
+    outcome.reason = "cancelled";
+  } else if (termination.timed_out) {
     outcome.reason = "timeout " + formatDuration(timeout);
   } else if (!termination.exited) {
     outcome.reason = "signal " + std::to_string(termination.signal);

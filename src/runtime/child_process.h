@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "common/unique_fd.h"
+#include "runtime/cancel_signal.h"
 #include "runtime/output_lines.h"
 
 namespace relay::runtime {
@@ -55,6 +56,7 @@ class ChildProcess {
     int code = 0;
     int signal = 0;
     bool timed_out = false;
+    bool cancelled = false;  // stopped because `cancel` was requested (timed_out is then false)
   };
 
   /// A descriptor supervise() reads besides stdout and stderr (a sandbox's start report):
@@ -68,11 +70,14 @@ class ChildProcess {
 
   /// Writes `input` to stdin then closes it, forwards stdout/stderr line by line, and waits for
   /// the child to exit. At `timeout` calls signal_tree(SIGTERM), 2 s later signal_tree(SIGKILL).
-  /// After the child exits, remaining descendants are killed via signal_tree(SIGKILL). Blocks.
+  /// After the child exits, remaining descendants are killed via signal_tree(SIGKILL). A
+  /// `cancel` requested before the child ends stops it the same way at once (SIGTERM, SIGKILL
+  /// after the grace) and marks the termination cancelled. Blocks.
   Result<Termination> supervise(std::string_view input, LineSplitter& out, LineSplitter& err,
                                 Clock& clock, std::chrono::milliseconds timeout,
                                 const std::function<void(int)>& signal_tree,
-                                const SideChannel* side = nullptr);
+                                const SideChannel* side = nullptr,
+                                const CancelSignal* cancel = nullptr);
 
   /// Sends `signal` to the child's process group.
   void signalGroup(int signal) const;

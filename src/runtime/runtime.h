@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/result.h"
+#include "runtime/cancel_signal.h"
 #include "runtime/egress_policy.h"
 
 namespace relay::runtime {
@@ -55,6 +56,9 @@ struct InvocationSpec {
   int attempt = 1;  // RELAY_ATTEMPT, 1-based real execution count
   Trigger trigger = Trigger::kEvent;
   std::string_view input;  // stdin bytes, passed verbatim, then EOF
+  /// When requested, the handler is stopped at once like a timeout and the outcome says
+  /// `cancelled` (docs/pipeline.md "Cancellation"); may be null. Must outlive run().
+  const CancelSignal* cancel = nullptr;
 
   /// `<message-id>/<app>/<handler>`: stable across retries, the idempotency key.
   std::string invocationId() const { return message_id + "/" + app + "/" + handler; }
@@ -64,6 +68,7 @@ struct InvocationSpec {
 /// `timeout 20s`.
 struct Outcome {
   bool succeeded = false;
+  bool cancelled = false;  // stopped by InvocationSpec::cancel (reason `cancelled`)
   std::string reason;
   std::chrono::nanoseconds duration{0};
   /// The handler's exit status when it exited by itself (not a signal, not the timeout): the

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <charconv>
 #include <climits>
@@ -289,10 +290,18 @@ Result<Outcome> DockerRuntime::watch(const std::string& id, const InvocationSpec
   enum class Phase { kRunning, kTerminating, kKilled } phase = Phase::kRunning;
   MonoTime deadline = started + spec.timeout;
   bool stream_open = true;
+  bool cancelled = false;
   int exit_code = 0;
+  // A cancel (docs/pipeline.md "Cancellation") is looked at every 100 ms while the handler runs
+  // and escalates like a timeout from then on.
+  const auto wait_until = [&] {
+    if (phase != Phase::kRunning || spec.cancel == nullptr) return deadline;
+    return std::min(deadline, clock_.monotonicNow() + std::chrono::milliseconds(100));
+  };
   while (true) {
+    const MonoTime until = wait_until();
     if (stream_open) {
-      auto ended = stream.pump(clock_, deadline);
+      auto ended = stream.pump(clock_, until);
       if (!ended) {
         out.finish();
         err.finish();
@@ -303,7 +312,7 @@ Result<Outcome> DockerRuntime::watch(const std::string& id, const InvocationSpec
         continue;
       }
     } else {
-      auto code = api_.wait(id, deadline);
+      auto code = api_.wait(id, until);
       if (code) {
         exit_code = *code;
         break;
@@ -313,6 +322,10 @@ Result<Outcome> DockerRuntime::watch(const std::string& id, const InvocationSpec
         err.finish();
         return failedAfterStart(id, code.error().message, started);
       }
+    }
+    if (phase == Phase::kRunning && clock_.monotonicNow() < deadline) {
+      if (spec.cancel == nullptr || !spec.cancel->requested()) continue;
+      cancelled = true;
     }
     switch (phase) {
       case Phase::kRunning:
@@ -336,7 +349,7 @@ Result<Outcome> DockerRuntime::watch(const std::string& id, const InvocationSpec
   out.finish();
   err.finish();
 
-  const bool timed_out = phase != Phase::kRunning;
+  const bool timed_out = phase != Phase::kRunning && !cancelled;
   bool oom_killed = false;
   if (auto state = api_.inspect(id); state) {
     oom_killed = state->oom_killed;
@@ -344,7 +357,9 @@ Result<Outcome> DockerRuntime::watch(const std::string& id, const InvocationSpec
     settings_.warn("could not tell whether " + spec.invocationId() +
                    " ran out of memory: " + state.error().message);
   }
-  Outcome outcome = outcomeOf(terminationOf(exit_code, timed_out), spec.timeout,
+  ChildProcess::Termination termination = terminationOf(exit_code, timed_out);
+  termination.cancelled = cancelled;
+  Outcome outcome = outcomeOf(termination, spec.timeout,
                               std::chrono::duration_cast<std::chrono::nanoseconds>(duration));
   if (oom_killed && !outcome.succeeded) outcome.reason += " (out of memory)";
   return outcome;

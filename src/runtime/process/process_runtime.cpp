@@ -57,8 +57,9 @@ Result<Outcome> ProcessRuntime::run(const InvocationSpec& spec, OutputSink& outp
   LineSplitter out(prefix, output);
   LineSplitter err(prefix, output);
   ChildProcess& process = **child;
-  auto termination = process.supervise(spec.input, out, err, clock_, spec.timeout,
-                                       [&process](int signal) { process.signalGroup(signal); });
+  auto termination = process.supervise(
+      spec.input, out, err, clock_, spec.timeout,
+      [&process](int signal) { process.signalGroup(signal); }, nullptr, spec.cancel);
   if (!termination.ok()) return termination.error();
   return outcomeOf(*termination, spec.timeout, clock_.monotonicNow() - start);
 }

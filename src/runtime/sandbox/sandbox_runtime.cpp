@@ -333,7 +333,7 @@ Result<Outcome> SandboxRuntime::supervise(const InvocationSpec& spec, PrewarmedS
   auto termination = process.supervise(
       input, out, err, clock_, spec.timeout,
       [&group, root_pid](int sig) { group.signalAll(sig, sig == SIGKILL ? -1 : root_pid); },
-      &status);
+      &status, spec.cancel);
   if (!gate.opened()) {
     // The handler never ran: bwrap or pasta failed to set the sandbox up, or the first program
     // refused the hand-over. Not the handler's attempt (docs/runtimes.md "Set-up failures").
@@ -362,7 +362,7 @@ Result<Outcome> SandboxRuntime::supervise(const InvocationSpec& spec, PrewarmedS
     termination->signal = termination->code - 128;
   }
   Outcome outcome = outcomeOf(*termination, spec.timeout, clock_.monotonicNow() - start);
-  if (!outcome.succeeded && !termination->timed_out && group.oomKilled()) {
+  if (!outcome.succeeded && !termination->timed_out && !outcome.cancelled && group.oomKilled()) {
     outcome.reason +=
         " (out of memory: limit " + std::to_string(spec.resources.memory_bytes) + " bytes)";
   }

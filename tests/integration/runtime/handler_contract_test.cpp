@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "integration/runtime/runtime_harness.h"
 #include "integration/runtime/sandbox_harness.h"
 #include "runtime/process/process_runtime.h"
@@ -213,6 +215,44 @@ TEST_F(HandlerContract, TimeoutEscalatesToSigkillWhenTermIsIgnored) {
   ASSERT_TRUE(outcome.ok());
   EXPECT_EQ(outcome->reason, "timeout 1s");
   EXPECT_GE(outcome->duration, std::chrono::seconds(2));  // the SIGKILL grace was honoured
+}
+
+// docs/pipeline.md "Cancellation": a cancel stops the handler as a timeout would (SIGTERM to
+// the whole tree or container first), at once, and the outcome says cancelled.
+TEST_F(HandlerContract, ACancelStopsTheHandlerAtOnceWithSigtermFirst) {
+  app_.script("bin/hang.sh",
+              "trap 'echo got TERM; exit 143' TERM\n(while true; do sleep 0.05; done) &\n"
+              "echo ready\nwhile true; do sleep 0.05; done");
+  InvocationSpec spec = app_.spec(Language::kExec, "bin/hang.sh");
+  spec.timeout = std::chrono::seconds(60);
+  CancelSignal cancel;
+  spec.cancel = &cancel;
+  std::thread canceller([&cancel] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the handler is running
+    cancel.request();
+  });
+  const auto outcome = run(spec);
+  canceller.join();
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_FALSE(outcome->succeeded);
+  EXPECT_TRUE(outcome->cancelled);
+  EXPECT_EQ(outcome->reason, "cancelled");
+  EXPECT_LT(outcome->duration, std::chrono::seconds(10));  // not its 60 s timeout
+  EXPECT_NE(output(spec).find("got TERM"), std::string::npos) << output(spec);
+}
+
+// A cancel that came before the handler started stops it as soon as it starts.
+TEST_F(HandlerContract, ACancelRequestedBeforeTheStartStopsTheHandlerAtItsStart) {
+  app_.script("bin/hang.sh", "while true; do sleep 0.05; done");
+  InvocationSpec spec = app_.spec(Language::kExec, "bin/hang.sh");
+  spec.timeout = std::chrono::seconds(60);
+  CancelSignal cancel;
+  cancel.request();
+  spec.cancel = &cancel;
+  const auto outcome = run(spec);
+  ASSERT_TRUE(outcome.ok()) << outcome.error().message;
+  EXPECT_TRUE(outcome->cancelled);
+  EXPECT_LT(outcome->duration, std::chrono::seconds(10));
 }
 
 TEST_F(HandlerContract, StdoutAndStderrAreForwardedLineByLineWithThePrefix) {
