@@ -37,6 +37,10 @@ const char* stateName(invocation::Marker::State state) {
       return "deduplicated";
     case invocation::Marker::State::kSuperseded:
       return "superseded";
+    case invocation::Marker::State::kExpired:
+      return "expired";
+    case invocation::Marker::State::kCancelled:
+      return "cancelled";
   }
   return "unknown";
 }
@@ -90,7 +94,8 @@ Json invocationsJson(const std::vector<std::pair<std::string, std::string>>& sta
       if (marker->state == invocation::Marker::State::kFailed) {
         invocation["next_attempt_ms"] = marker->next_attempt_ms;
       }
-      if (marker->state == invocation::Marker::State::kExhausted) {
+      if (marker->state == invocation::Marker::State::kExhausted ||
+          marker->state == invocation::Marker::State::kExpired || marker->dead_letter) {
         invocation["dlq_written"] = marker->dlq_written;
       }
       if (!marker->other.empty()) invocation["by"] = marker->other;  // the message that won

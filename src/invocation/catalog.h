@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/clock.h"
@@ -9,6 +10,14 @@
 #include "runtime/runtime.h"
 
 namespace relay::invocation {
+
+/// Where a replay copy comes from (docs/replay.md "Copies"): set when the message is one.
+struct ReplayOrigin {
+  std::string replay;       // the replay's id
+  std::string original_id;  // the message it copies
+  std::string dlq_id;       // a dead-letter replay: the entry it came from (the invocation keeps
+                            // the original message's RELAY_INVOCATION_ID); empty otherwise
+};
 
 /// What the local rules make of a message before anything runs.
 struct Classification {
@@ -27,6 +36,7 @@ struct Classification {
   std::string dlq_event;  // what an unrunnable message's DLQ entry records as `event`
   std::string app = "-";  // for the DLQ entry and the log, when known
   std::string handler = "-";
+  std::optional<ReplayOrigin> replay;  // a replay copy's origin
 };
 
 /// How one planned invocation can run on this worker now.

@@ -36,6 +36,8 @@ std::vector<std::pair<std::string, std::string>> DlqEntry::fields() const {
   if (!trace.empty()) out.emplace_back("trace", trace);
   if (!exit_reason.empty()) out.emplace_back("exit_reason", exit_reason);
   if (!output_tail.empty()) out.emplace_back("output_tail", output_tail);
+  if (!replay.empty()) out.emplace_back("replay", replay);
+  if (!replay_of.empty()) out.emplace_back("replay_of", replay_of);
   return out;
 }
 

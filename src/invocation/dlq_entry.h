@@ -44,6 +44,10 @@ struct DlqEntry {
   std::string trace;               // optional lineage; omitted when empty
   std::string exit_reason;         // how the last attempt ended; omitted when empty
   std::string output_tail;         // the last attempt's output tail; omitted when empty
+  /// A replay copy's (docs/replay.md): the replay's id and the entry it copied; omitted when
+  /// empty.
+  std::string replay;
+  std::string replay_of;
 
   /// Field/value pairs for XADD, in the documented order.
   std::vector<std::pair<std::string, std::string>> fields() const;

@@ -62,6 +62,11 @@ Status HealthReportingStore::clearMissing(std::string_view id) {
   return report("xack", store_->clearMissing(id));
 }
 
+Result<CancelVerdict> HealthReportingStore::cancel(std::string_view id,
+                                                   const CancelRequest& request) {
+  return report("cancel", store_->cancel(id, request));
+}
+
 Status HealthReportingStore::journal(std::string_view id, const AttemptRecord& record) {
   return store_->journal(id, record);
 }

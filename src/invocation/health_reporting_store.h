@@ -35,6 +35,7 @@ class HealthReportingStore final : public LifecycleStore {
                               const DlqEntry& entry) override;
   Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence = false) override;
   Status clearMissing(std::string_view id) override;
+  Result<CancelVerdict> cancel(std::string_view id, const CancelRequest& request) override;
   Status journal(std::string_view id, const AttemptRecord& record) override;
   std::vector<Result<SettleVerdict>> settle(const std::vector<SettleRequest>& requests) override;
 

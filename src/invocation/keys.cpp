@@ -52,6 +52,28 @@ std::string StreamKeys::flow(std::string_view kind, std::string_view scope,
   return name;
 }
 
+std::string StreamKeys::cancels() const { return prefix() + "cancels:" + group; }
+
+std::string StreamKeys::replays() const { return prefix() + "replays:" + group; }
+
+std::string StreamKeys::replay(std::string_view id) const {
+  return prefix() + "replay:" + group + ":" + std::string(id);
+}
+
+std::string StreamKeys::replayCopies(std::string_view id) const {
+  return prefix() + "replay-copies:" + group + ":" + std::string(id);
+}
+
+std::string StreamKeys::archive() const { return prefix() + "archive:" + group; }
+
+std::string StreamKeys::appArchive(std::string_view app) const {
+  return prefix() + "archive:" + group + ":" + std::string(app);
+}
+
+std::string StreamKeys::archiver() const { return prefix() + "archiver:" + group; }
+
+std::string StreamKeys::retention() const { return prefix() + "retention"; }
+
 std::string invocationField(std::string_view app, std::string_view handler) {
   return std::string(app) + "/" + std::string(handler);
 }

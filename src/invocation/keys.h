@@ -59,6 +59,26 @@ struct StreamKeys {
   /// `debounce`.
   std::string flow(std::string_view kind, std::string_view scope,
                    std::string_view value = {}) const;
+  /// `relay:<stream>:cancels:<group>`: the stream every worker watches for running attempts to
+  /// stop (docs/pipeline.md "Cancellation"): `id`, `field`, `token`, `cancel` per entry.
+  std::string cancels() const;
+  /// `relay:<stream>:replays:<group>`: sorted set of replay ids by creation time (ms).
+  std::string replays() const;
+  /// `relay:<stream>:replay:<group>:<id>`: one replay's definition, cursor, progress and lease
+  /// (docs/replay.md "State in Redis").
+  std::string replay(std::string_view id) const;
+  /// `relay:<stream>:replay-copies:<group>:<id>`: hash, original id -> the copy's id: a copy is
+  /// published once per (replay, original) whoever drives the replay.
+  std::string replayCopies(std::string_view id) const;
+  /// `relay:<stream>:archive:<group>`: the stream-wide archive (docs/replay.md "Archive").
+  std::string archive() const;
+  /// `relay:<stream>:archive:<group>:<app>`: an app's archive.
+  std::string appArchive(std::string_view app) const;
+  /// `relay:<stream>:archiver:<group>`: hash, the archiver's cursor and lease.
+  std::string archiver() const;
+  /// `relay:<stream>:retention`: hash, the retentions the workers apply and how far they trimmed,
+  /// so that a replay can say which retention removed the entries it misses.
+  std::string retention() const;
 };
 
 /// The state-hash field of one invocation: `<app>/<handler>`.
@@ -82,5 +102,11 @@ inline constexpr std::string_view kTailPrefix = "relay:tail:";
 /// Prefix of the reserved field `relay:deferrals:<app>/<handler>`: how many times its handler
 /// deferred itself with a retry-after (docs/runtimes.md "Retry-after").
 inline constexpr std::string_view kDeferralsPrefix = "relay:deferrals:";
+/// The reserved field `relay:limits`: the plan's deadlines and start timeouts (plan.h).
+inline constexpr std::string_view kLimitsField = "relay:limits";
+/// Prefix of the cancellation requests of a message (docs/pipeline.md "Cancellation"):
+/// `relay:cancel:<app>/<handler>`, `relay:cancel:<app>/*` (every handler of the app) and
+/// `relay:cancel:*` (every invocation), each `<0|1> <cancel-id>` (1: dead-letter it).
+inline constexpr std::string_view kCancelPrefix = "relay:cancel:";
 
 }  // namespace relay::invocation

@@ -23,7 +23,8 @@ std::string seconds(std::chrono::nanoseconds duration) {
 Lifecycle::Lifecycle(LifecycleSettings settings, Catalog& catalog, runtime::Runtime& runtime,
                      ConcurrencyLimiter& limiter, ClaimRenewer* renewer,
                      LifecycleObserver& observer, observability::Metrics& metrics,
-                     observability::Logger& logger, Clock& clock, Random& random)
+                     observability::Logger& logger, Clock& clock, Random& random,
+                     RunningAttempts* running)
     : settings_(std::move(settings)),
       catalog_(catalog),
       runtime_(runtime),
@@ -33,7 +34,8 @@ Lifecycle::Lifecycle(LifecycleSettings settings, Catalog& catalog, runtime::Runt
       metrics_(metrics),
       logger_(logger),
       clock_(clock),
-      random_(random) {}
+      random_(random),
+      running_(running) {}
 
 Delivery Lifecycle::process(LifecycleStore& store, const Message& message,
                             const std::atomic<bool>& stopping, const Classification* classified) {
@@ -56,12 +58,12 @@ Delivery Lifecycle::process(LifecycleStore& store, const Message& message,
   }
   const bool schedule = !what.plan.invocations.empty() &&
                         what.plan.invocations.front().trigger == runtime::Trigger::kSchedule;
-  metrics_.countEvent(schedule ? "schedule" : "matched");
-  return runPlan(store, message, what.plan, stopping);
+  metrics_.countEvent(schedule ? "schedule" : what.replay ? "replay" : "matched");
+  return runPlan(store, message, what.plan, stopping, what.replay ? &*what.replay : nullptr);
 }
 
 Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan plan,
-                            const std::atomic<bool>& stopping) {
+                            const std::atomic<bool>& stopping, const ReplayOrigin* replay) {
   bool replanned = false;
   // The concurrency slots this delivery holds, per app: taken before a claim, so a claim is
   // only ever taken for a handler about to start (docs/pipeline.md "Claims").
@@ -174,7 +176,7 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
         return Delivery::kAcked;
       }
       case StartVerdict::Kind::kOwesDlq:
-        return writeOwed(store, message, plan, *verdict);
+        return writeOwed(store, message, plan, *verdict, replay);
       case StartVerdict::Kind::kRun:
         break;
     }
@@ -188,8 +190,9 @@ Delivery Lifecycle::runPlan(LifecycleStore& store, const Message& message, Plan 
     ConcurrencyLimiter::Slot held = std::move(slot->second);
     slots.clear();  // the other apps' slots go back before the handler runs
     waited_for.clear();
-    const Step step = runAttempt(store, message, planned, runnables.at(verdict->index),
-                                 verdict->attempt, request.token, started.started_ms, stopping);
+    const Step step =
+        runAttempt(store, message, planned, runnables.at(verdict->index), verdict->attempt,
+                   request.token, started.started_ms, stopping, replay);
     if (step == Step::kAcked) return Delivery::kAcked;
     if (step == Step::kStale) return Delivery::kStale;
     if (step == Step::kStop) return Delivery::kPending;
@@ -249,12 +252,15 @@ void Lifecycle::logParked(const Message& message, const Plan& plan,
 }
 
 Delivery Lifecycle::writeOwed(LifecycleStore& store, const Message& message, const Plan& plan,
-                              const StartVerdict& verdict) {
-  for (const auto& [index, attempts] : verdict.owed) {
+                              const StartVerdict& verdict, const ReplayOrigin* replay) {
+  for (std::size_t n = 0; n < verdict.owed.size(); ++n) {
+    const auto& [index, attempts] = verdict.owed[n];
+    const std::string why = n < verdict.owed_states.size() ? verdict.owed_states[n] : "exhausted";
     const PlannedInvocation& planned = plan.invocations.at(index);
+    // The store puts the recorded reason in (`deadline 1h`, `cancelled`, the last exit).
     const DlqEntry entry =
         dlqEntry(message, DlqKind::kHandler, planned.app, planned.handler,
-                 "exhausted after " + std::to_string(attempts) + " attempts", attempts);
+                 why + " after " + std::to_string(attempts) + " attempts", attempts, replay);
     auto written = store.writeDlq(message.id, planned.field(), entry);
     if (!written.ok() || written->kind == DlqVerdict::Kind::kStale) {
       // The message stays pending and the invocation is re-reported on redelivery.
@@ -268,8 +274,24 @@ Delivery Lifecycle::writeOwed(LifecycleStore& store, const Message& message, con
     }
     for (int i = 0; i < written->stats_failures; ++i) metrics_.countRedisError("stats");
     if (written->kind == DlqVerdict::Kind::kRetained) return Delivery::kStale;
-    if (written->kind == DlqVerdict::Kind::kWritten)
+    if (written->kind == DlqVerdict::Kind::kWritten) {
       metrics_.countDlqEntry(kindName(DlqKind::kHandler));
+      LogFields fields = {{"message_id", message.id},
+                          {"app", planned.app},
+                          {"handler", planned.handler},
+                          {"attempts", std::to_string(attempts)},
+                          {"outcome", why}};
+      if (replay) fields.emplace_back("replay", replay->replay);
+      if (why != "exhausted") {
+        // Counted here: no attempt ended this way (docs/apps.md "Deadlines", pipeline.md
+        // "Cancellation").
+        metrics_.countInvocation(planned.app, planned.handler, why);
+      }
+      logger_.error(why == "expired"     ? "invocation's deadline passed: dead-lettered"
+                    : why == "cancelled" ? "invocation cancelled: dead-lettered as asked"
+                                         : "invocation dead-lettered",
+                    fields);
+    }
     if (written->acked) return Delivery::kAcked;
   }
   return Delivery::kPending;
@@ -305,21 +327,40 @@ void Lifecycle::journal(LifecycleStore& store, const Message& message,
 Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& message,
                                       const PlannedInvocation& planned, const Runnable& runnable,
                                       int attempt, const std::string& token,
-                                      std::int64_t claimed_ms, const std::atomic<bool>& stopping) {
+                                      std::int64_t claimed_ms, const std::atomic<bool>& stopping,
+                                      const ReplayOrigin* replay) {
   const std::string field = planned.field();
   LogFields fields = {{"message_id", message.id},
                       {"app", planned.app},
                       {"handler", planned.handler},
                       {"attempt", std::to_string(attempt)}};
+  if (replay) fields.emplace_back("replay", replay->replay);
   if (stopping.load()) {
     release(store, message, &planned, token, /*unjournal=*/true);
     return Step::kStop;
+  }
+  // docs/pipeline.md "Cancellation": a cancel read from Redis stops this attempt here.
+  std::optional<RunningAttempts::Handle> cancellable;
+  if (running_) cancellable.emplace(running_->add(message.id, field, token));
+  if (cancellable && cancellable->signal().requested()) {
+    // Cancelled between the claim and now: nothing runs, nothing is charged; the next start
+    // finds the request and records the cancellation.
+    release(store, message, &planned, token, /*unjournal=*/true);
+    logger_.info("invocation cancelled before its handler started", fields);
+    return Step::kContinue;
   }
   runtime::InvocationSpec spec = runnable.spec;
   spec.message_id = message.id;
   spec.attempt = attempt;
   spec.trigger = planned.trigger;
   spec.timeout = planned.timeout;
+  if (cancellable) spec.cancel = &cancellable->signal();
+  if (replay) {
+    // docs/replay.md "Copies": a dead letter replayed keeps its invocation's idempotency key.
+    if (!replay->dlq_id.empty()) spec.message_id = replay->original_id;
+    spec.app_env.emplace_back("RELAY_REPLAY_ID", replay->replay);
+    spec.app_env.emplace_back("RELAY_ORIGINAL_MESSAGE_ID", replay->original_id);
+  }
   const std::string* input = message.find("event");
   spec.input = input ? std::string_view(*input) : std::string_view();
   const AttemptInfo info{message, planned, attempt};
@@ -381,6 +422,7 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   fields.emplace_back("duration", seconds(outcome->duration));
   AttemptResult result;
   result.succeeded = outcome->succeeded;
+  result.cancelled = outcome->cancelled;
   result.exit_reason = outcome->reason;
   result.duration = outcome->duration;
   result.retry_delay = settings_.backoff.after(attempt);
@@ -394,9 +436,9 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
   std::optional<DlqEntry> dlq;
   if (!outcome->succeeded) {
     result.output_tail = output.text();
-    if (attempt >= planned.max_attempts) {
+    if (attempt >= planned.max_attempts && !outcome->cancelled) {
       dlq = dlqEntry(message, DlqKind::kHandler, planned.app, planned.handler, outcome->reason,
-                     attempt);
+                     attempt, replay);
       dlq->exit_reason = outcome->reason;
       dlq->output_tail = result.output_tail;
     }
@@ -458,6 +500,12 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
       fields.emplace_back("retry_in", formatDuration(result.retry_after));
       logger_.info("handler asked to run again later: attempt not counted", fields);
       break;
+    case CompleteVerdict::Kind::kCancelled:
+      metrics_.countInvocation(planned.app, planned.handler, "cancelled");
+      fields.emplace_back("outcome", "cancelled");
+      fields.emplace_back("reason", outcome->reason);
+      logger_.warn("invocation cancelled: not retried", fields);
+      break;
     case CompleteVerdict::Kind::kStale:
       logger_.warn("claim was taken over while the handler ran", fields);
       return Step::kStop;
@@ -468,7 +516,8 @@ Lifecycle::Step Lifecycle::runAttempt(LifecycleStore& store, const Message& mess
 }
 
 DlqEntry Lifecycle::dlqEntry(const Message& message, DlqKind kind, std::string app,
-                             std::string handler, std::string reason, int attempts) const {
+                             std::string handler, std::string reason, int attempts,
+                             const ReplayOrigin* replay) const {
   DlqEntry entry;
   entry.original_stream = settings_.keys.stream;
   entry.original_id = message.id;
@@ -482,6 +531,10 @@ DlqEntry Lifecycle::dlqEntry(const Message& message, DlqKind kind, std::string a
   entry.handler = std::move(handler);
   entry.handler_attempts = attempts;
   entry.timestamp = formatRfc3339Millis(clock_.now());
+  if (replay) {
+    entry.replay = replay->replay;
+    entry.replay_of = replay->original_id;
+  }
   return entry;
 }
 

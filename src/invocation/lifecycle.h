@@ -18,6 +18,7 @@
 #include "invocation/lifecycle_store.h"
 #include "invocation/message.h"
 #include "invocation/output_tail.h"
+#include "invocation/running_attempts.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "runtime/runtime.h"
@@ -73,7 +74,7 @@ class Lifecycle {
   Lifecycle(LifecycleSettings settings, Catalog& catalog, runtime::Runtime& runtime,
             ConcurrencyLimiter& limiter, ClaimRenewer* renewer, LifecycleObserver& observer,
             observability::Metrics& metrics, observability::Logger& logger, Clock& clock,
-            Random& random);
+            Random& random, RunningAttempts* running = nullptr);
 
   /// Processes one delivery; blocks while its handlers run one after another. Once `stopping`
   /// is set no further handler starts and claims not yet started are released. `classified`,
@@ -109,12 +110,13 @@ class Lifecycle {
  private:
   enum class Step { kContinue, kStop, kAcked, kStale };
   Delivery runPlan(LifecycleStore& store, const Message& message, Plan plan,
-                   const std::atomic<bool>& stopping);
+                   const std::atomic<bool>& stopping, const ReplayOrigin* replay);
   Step runAttempt(LifecycleStore& store, const Message& message, const PlannedInvocation& planned,
                   const Runnable& runnable, int attempt, const std::string& token,
-                  std::int64_t claimed_ms, const std::atomic<bool>& stopping);
+                  std::int64_t claimed_ms, const std::atomic<bool>& stopping,
+                  const ReplayOrigin* replay);
   Delivery writeOwed(LifecycleStore& store, const Message& message, const Plan& plan,
-                     const StartVerdict& verdict);
+                     const StartVerdict& verdict, const ReplayOrigin* replay);
   /// Counts and logs what flow control decided (deferred, deduplicated, superseded).
   void noteFlow(const Message& message, const Plan& plan, const std::vector<FlowNote>& notes);
   /// Logs (and counts) why a parked message waits.
@@ -136,7 +138,7 @@ class Lifecycle {
   void journal(LifecycleStore& store, const Message& message, const AttemptRecord& record);
   /// The one DLQ entry builder (docs/pipeline.md "Dead-letter entries").
   DlqEntry dlqEntry(const Message& message, DlqKind kind, std::string app, std::string handler,
-                    std::string reason, int attempts) const;
+                    std::string reason, int attempts, const ReplayOrigin* replay = nullptr) const;
 
   LifecycleSettings settings_;
   Catalog& catalog_;
@@ -149,6 +151,7 @@ class Lifecycle {
   Clock& clock_;
   Random& random_;
   std::function<void(std::int64_t)> wake_;
+  RunningAttempts* running_;  // where a cancellation finds the attempt (null: not cancellable)
 };
 
 }  // namespace relay::invocation

@@ -37,21 +37,94 @@ local function parse_marker(text)
     m.next, m.token = tonumber(p[3]) or 0, p[4] or '-'
   elseif m.state == 'succeeded' then
     m.token = p[3] or '-'
-  elseif m.state == 'exhausted' and p[3] then
+  elseif (m.state == 'exhausted' or m.state == 'expired') and p[3] then
     m.token, m.dlq = p[3], p[4] == 'dlq'
   elseif m.state == 'deferred' and p[4] then
     -- A retry-after deferral waits like a failure; its attempt was not charged.
     m.state, m.deferred, m.next, m.token = 'failed', true, tonumber(p[3]) or 0, p[4]
   elseif (m.state == 'deduplicated' or m.state == 'superseded') and p[3] then
     m.other = p[3]
+  elseif m.state == 'cancelled' and p[3] then
+    -- `dead`: a DLQ entry was asked for (`:owed`, then `:dlq` once written)
+    m.token, m.dlq, m.dead = p[3], p[4] == 'dlq', p[4] == 'owed' or p[4] == 'dlq'
   else
     m = {state = 'corrupt', text = text}
   end
   return m
 end
+-- Its DLQ entry is owed and not written yet: exhausted, expired (a deadline), or cancelled with
+-- `--dead-letter` (docs/pipeline.md "Cancellation").
+local function owes_dlq(m)
+  if m == nil or m.dlq then return false end
+  return m.state == 'exhausted' or m.state == 'expired' or (m.state == 'cancelled' and m.dead)
+end
 local function terminal(m)
-  return m ~= nil and (m.state == 'succeeded' or (m.state == 'exhausted' and m.dlq) or
-                       m.state == 'deduplicated' or m.state == 'superseded')
+  if m == nil then return false end
+  if m.state == 'succeeded' or m.state == 'deduplicated' or m.state == 'superseded' then
+    return true
+  end
+  if m.state == 'cancelled' then return not owes_dlq(m) end
+  return (m.state == 'exhausted' or m.state == 'expired') and m.dlq
+end
+-- The marker text of an invocation that ended without succeeding (marker.h).
+local function ended_marker(state, attempt, token, dead)
+  local text = state .. ':' .. attempt .. ':' .. token
+  if dead and state == 'cancelled' then text = text .. ':owed' end
+  return text
+end
+-- docs/pipeline.md "Cancellation": the request naming invocation `field` of the state `s` (its
+-- own, its app's or the whole message's), as {dead = asked for a DLQ entry, id}; nil when none.
+local function cancel_request(s, field)
+  local app = string.match(field, '^([^/]*)')
+  local v = s.hash['relay:cancel:' .. field] or s.hash['relay:cancel:' .. app .. '/*'] or
+            s.hash['relay:cancel:*']
+  if not v then return nil end
+  local dead, id = string.match(v, '^(%d) (.*)$')
+  return {dead = dead == '1', id = id or ''}
+end
+-- The request fields cancel_request() reads for `plan`, added to `fields` (for read_fields).
+local function cancel_fields(plan, fields)
+  fields[#fields + 1] = 'relay:cancel:*'
+  for _, e in ipairs(plan) do
+    fields[#fields + 1] = 'relay:cancel:' .. e.field
+    fields[#fields + 1] = 'relay:cancel:' .. string.match(e.field, '^([^/]*)') .. '/*'
+  end
+end
+-- Durations as Relay writes them (common/duration.h): 1h30m, 5m, 250ms.
+local function span(ms)
+  if ms <= 0 then return '0s' end
+  local out = ''
+  for _, u in ipairs({{'d', 86400000}, {'h', 3600000}, {'m', 60000}, {'s', 1000}, {'ms', 1}}) do
+    if ms >= u[2] then
+      out = out .. math.floor(ms / u[2]) .. u[1]
+      ms = ms % u[2]
+    end
+  end
+  return out
+end
+-- docs/apps.md "Deadlines": `relay:limits` (plan.h), field -> {deadline, start} in ms.
+local function parse_limits(text)
+  local limits = {}
+  for line in string.gmatch(text or '', '[^\n]+') do
+    local deadline, start, field = string.match(line, '^(%d+) (%d+) (.+)$')
+    if field then limits[field] = {deadline = tonumber(deadline), start = tonumber(start)} end
+  end
+  return limits
+end
+-- When attempt `attempt` of an invocation with `limit` may no longer start (ms of Redis time,
+-- counted from `born`, its message's publication) and why; nil when it always may.
+local function expiry(limit, born, attempt)
+  if not limit or not born then return nil end
+  local at, why = nil, nil
+  if limit.deadline > 0 then at, why = born + limit.deadline, 'deadline ' .. span(limit.deadline) end
+  if attempt == 1 and limit.start > 0 and (at == nil or born + limit.start < at) then
+    at, why = born + limit.start, 'start_timeout ' .. span(limit.start)
+  end
+  return at, why
+end
+-- The publication time of message `id` (the milliseconds of its stream id: Redis's clock).
+local function born_of(id)
+  return tonumber(string.match(id, '^(%d+)'))
 end
 -- A claim holds the invocation: `claimed` (its handler not started yet) or `running`.
 local function held(m)

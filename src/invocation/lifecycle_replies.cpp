@@ -140,17 +140,25 @@ Result<StartVerdict> decodeStart(const redis::ReplyView& reply) {
     verdict.kind = Kind::kRetained;
   } else if (*name == "owes") {
     verdict.kind = Kind::kOwesDlq;
-    for (std::size_t i = 1; i + 1 < count; i += 2) {
+    for (std::size_t i = 1; i + 2 < count; i += 3) {
       auto index = integerAt(reply, i);
       auto attempt = integerAt(reply, i + 1);
-      if (!index.ok() || !attempt.ok()) return protocol("start: bad owes reply");
+      auto why = textAt(reply, i + 2);
+      if (!index.ok() || !attempt.ok() || !why.ok()) return protocol("start: bad owes reply");
       verdict.owed.emplace_back(static_cast<std::size_t>(*index), static_cast<int>(*attempt));
+      verdict.owed_states.emplace_back(*why);
     }
   } else if (*name == "replan") {
     verdict.kind = Kind::kReplan;
     auto plan = planAt(reply, 1);
     if (!plan.ok()) return plan.error();
     verdict.plan = std::move(plan).value();
+    if (count > 2) {  // the recorded plan's deadlines (docs/apps.md "Deadlines")
+      auto limits = textAt(reply, 2);
+      if (!limits.ok() || !applyLimits(verdict.plan, *limits)) {
+        return protocol("start: recorded limits are corrupt");
+      }
+    }
   } else if (*name == "corrupt") {
     auto field = textAt(reply, 1);
     auto value = textAt(reply, 2);
@@ -178,6 +186,7 @@ Result<CompleteVerdict> decodeComplete(const redis::ReplyView& reply) {
       {"succeeded", CompleteVerdict::Kind::kSucceeded},
       {"failed", CompleteVerdict::Kind::kFailed},
       {"exhausted", CompleteVerdict::Kind::kExhausted},
+      {"cancelled", CompleteVerdict::Kind::kCancelled},
       {"stale", CompleteVerdict::Kind::kStale},
       {"retained", CompleteVerdict::Kind::kRetained},
       {"deferred", CompleteVerdict::Kind::kDeferred}};
@@ -258,6 +267,48 @@ std::vector<Result<AckVerdict>> decodeAcks(const redis::Result<redis::Reply>& re
     verdicts.emplace_back(std::move(verdict));
   }
   return verdicts;
+}
+
+Result<CancelVerdict> decodeCancel(const redis::ReplyView& reply) {
+  auto name = textAt(reply, 0);
+  if (!name.ok()) return name.error();
+  CancelVerdict verdict;
+  using Kind = CancelVerdict::Kind;
+  if (*name == "finished") {
+    verdict.kind = Kind::kFinished;
+  } else if (*name == "missing") {
+    verdict.kind = Kind::kMissing;
+  } else if (*name == "requested") {
+    verdict.kind = Kind::kRequested;
+  } else if (*name == "applied" || *name == "acked") {
+    verdict.kind = Kind::kApplied;
+    verdict.acked = *name == "acked";
+    static constexpr std::pair<std::string_view, CancelledInvocation::What> kWhats[] = {
+        {"cancelled", CancelledInvocation::What::kCancelled},
+        {"running", CancelledInvocation::What::kRunning},
+        {"orphaned", CancelledInvocation::What::kOrphaned},
+        {"finished", CancelledInvocation::What::kFinished}};
+    for (std::size_t i = 1; i + 2 < reply.size(); i += 3) {
+      auto field = textAt(reply, i);
+      auto what = textAt(reply, i + 1);
+      auto token = textAt(reply, i + 2);
+      if (!field.ok() || !what.ok() || !token.ok()) return protocol("cancel: bad reply");
+      CancelledInvocation invocation{std::string(*field), CancelledInvocation::What::kFinished,
+                                     std::string(*token)};
+      bool known = false;
+      for (const auto& [text, kind] : kWhats) {
+        if (*what == text) {
+          invocation.what = kind;
+          known = true;
+        }
+      }
+      if (!known) return protocol("cancel: unexpected \"" + std::string(*what) + "\"");
+      verdict.invocations.push_back(std::move(invocation));
+    }
+  } else {
+    return protocol("cancel returned \"" + std::string(*name) + "\"");
+  }
+  return verdict;
 }
 
 Result<ReleaseVerdict> decodeRelease(const redis::ReplyView& reply) {

@@ -20,6 +20,7 @@ Result<DlqVerdict> decodeDlq(const redis::ReplyView& reply);
 std::vector<Result<AckVerdict>> decodeAcks(const redis::Result<redis::Reply>& reply,
                                            std::size_t count);
 Result<ReleaseVerdict> decodeRelease(const redis::ReplyView& reply);
+Result<CancelVerdict> decodeCancel(const redis::ReplyView& reply);
 Result<RenewVerdict> decodeRenew(const redis::ReplyView& reply);
 Result<BeginVerdict> decodeBegin(const redis::ReplyView& reply);
 

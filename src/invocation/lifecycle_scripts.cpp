@@ -16,10 +16,15 @@ local grace, lease, margin, id = tonumber(ARGV[4]), tonumber(ARGV[5]), tonumber(
 local started, ttl, group, consumer = ARGV[8], tonumber(ARGV[9]), ARGV[10], ARGV[11]
 local parking, backoff, elsewhere = ARGV[12], ARGV[13], tonumber(ARGV[14])
 local gap, takeover_grace = tonumber(ARGV[15]), tonumber(ARGV[16])
+local candidate_limits = ARGV[18] or ''
 -- One read: the candidate's markers are the recorded plan's whenever this call goes on.
 local plan = parse_plan(candidate)
-local fields = {'relay:retained', 'relay:plan'}
-for _, e in ipairs(plan) do fields[#fields + 1] = e.field end
+local fields = {'relay:retained', 'relay:plan', 'relay:limits'}
+for _, e in ipairs(plan) do
+  fields[#fields + 1] = e.field
+  fields[#fields + 1] = 'relay:reason:' .. e.field  -- kept in the reason of an ending
+end
+cancel_fields(plan, fields)
 -- Flow control (docs/pipeline.md "Flow control"): what each invocation waits for, if anything.
 local flow = flow_parse(ARGV[17])
 for i, e in ipairs(plan) do
@@ -42,9 +47,12 @@ local text = s.hash['relay:plan']
 if not text then
   s.put('relay:plan', candidate)
   flow_arrive(flow, plan, s, id, now)
+  if candidate_limits ~= '' then s.put('relay:limits', candidate_limits) end
 elseif text ~= candidate then
-  return {'replan', text}
+  return {'replan', text, s.hash['relay:limits'] or ''}
 end
+local limits = parse_limits(s.hash['relay:limits'])
+local born = born_of(id)
 local takeover = nil  -- whether expired claims may be taken over now, asked once
 local function may_take_over()
   if takeover == nil then takeover = observe_clock(clock, now, gap, takeover_grace) end
@@ -101,26 +109,72 @@ local function paused_app(field)
   return is_paused[string.match(field, '^([^/]*)')]
 end
 local owed, parked_for, earliest, queued = {}, {}, nil, false
+-- An owed DLQ entry: plan index, attempts run, and why (exhausted, expired or cancelled).
+local function owe(i, attempt, state)
+  owed[#owed + 1] = i - 1
+  owed[#owed + 1] = attempt
+  owed[#owed + 1] = state
+end
 local function wait_until(at)
   if earliest == nil or at < earliest then earliest = at end
+end
+-- Invocation i leaves its key's queue for good (superseded, cancelled, expired): a slot
+-- promised to it goes to the next waiter.
+local function leave_queue(i, e)
+  if s.hash['relay:wait:' .. e.field] then s.drop('relay:wait:' .. e.field) end
+  local g = flow.gates[i]
+  if g and g.key then
+    redis.call('ZREM', g.key.wait, id)
+    if redis.call('ZREM', g.key.run, 'w:' .. id) > 0 then flow_wake(flow, g.key, now) end
+  end
+end
+-- The invocation ends here without another attempt (cancelled, or its deadline passed).
+local function end_now(i, e, state, ran, dead, why)
+  leave_queue(i, e)
+  local m = {state = state, attempt = ran, token = token, dead = dead, dlq = false}
+  s.put(e.field, ended_marker(state, ran, token, dead))
+  local last = s.hash['relay:reason:' .. e.field]
+  s.put('relay:reason:' .. e.field, why .. (last and last ~= '' and
+        (' (last attempt: ' .. last .. ')') or ''))
+  markers[i] = m
+  return m
 end
 for i, e in ipairs(plan) do
   local m = markers[i]
   local attempt = nil
+  -- Ended while it waited for its key (the cancel verb): its place in the queue goes.
+  if s.hash['relay:wait:' .. e.field] and (terminal(m) or owes_dlq(m)) then leave_queue(i, e) end
+  -- docs/pipeline.md "Cancellation": what has not started does not start; a running attempt
+  -- is stopped by its worker and recorded by its *complete*.
+  local cancel = cancel_request(s, e.field)
+  if cancel and not terminal(m) and not held(m) and not owes_dlq(m) then
+    m = end_now(i, e, 'cancelled', m and m.attempt or 0, cancel.dead, 'cancelled')
+  end
   if not m then
     attempt = 1
-  elseif m.state == 'exhausted' then
-    if not m.dlq then owed[#owed + 1] = i - 1; owed[#owed + 1] = m.attempt end
+  elseif owes_dlq(m) then
+    owe(i, m.attempt, m.state)
   elseif m.state == 'failed' then
-    if now < m.next then
-      wait_until(m.next)
+    local gone = now < m.next and expiry(limits[e.field], born, m.attempt + 1)
+    if gone and now >= gone then
+      attempt = m.attempt + 1  -- its deadline passed during the backoff: ended below
+    elseif now < m.next then
+      -- A deadline that comes first ends the wait then (docs/apps.md "Deadlines").
+      wait_until(gone and gone < m.next and gone or m.next)
     elseif m.attempt >= e.max then
       s.put(e.field, 'exhausted:' .. m.attempt .. ':' .. token)
-      owed[#owed + 1] = i - 1
-      owed[#owed + 1] = m.attempt
+      owe(i, m.attempt, 'exhausted')
     else
       attempt = m.attempt + 1
     end
+  end
+  local gone, why = nil, nil
+  if attempt then gone, why = expiry(limits[e.field], born, attempt) end
+  if gone and now >= gone then
+    -- docs/apps.md "Deadlines": no further attempt starts; dead-lettered with the reason.
+    end_now(i, e, 'expired', attempt - 1, false, why)
+    owe(i, attempt - 1, 'expired')
+    attempt = nil
   end
   if attempt then
     local how = string.sub(mask, i, i)
@@ -131,16 +185,17 @@ for i, e in ipairs(plan) do
     end
     if paused_app(e.field) then
       parked_for[#parked_for + 1] = string.match(e.field, '^([^/]*)')
+      if gone then wait_until(gone) end  -- dead-lettered at its deadline, paused or not
     elseif gate and gate[1] == 'superseded' then
       -- A newer event of its key replaced it before it ever ran: nothing is owed.
       s.put(e.field, 'superseded:0:' .. gate[2])
-      if s.hash['relay:wait:' .. e.field] then s.drop('relay:wait:' .. e.field) end
-      if g.key then redis.call('ZREM', g.key.wait, id) end
+      leave_queue(i, e)
       stat(flow.stats, e.field, 'superseded', 1)
       flow_note(flow, 'superseded', i, gate[2])
     elseif gate then
       flow_wait(flow, i, e, s, gate[3], gate[2])
       if gate[2] > 0 then wait_until(gate[2]) else queued = true end
+      if gone then wait_until(gone) end  -- its deadline ends the wait (docs/apps.md)
     elseif how == 'r' then
       local hold = math.min(e.timeout + grace, lease) + margin
       s.put(e.field, 'claimed:' .. attempt .. ':' .. token .. ':' .. (now + hold))
@@ -155,7 +210,8 @@ for i, e in ipairs(plan) do
       reindex(s, plan, due, id)
       return flow_reply(flow, {'slot', i - 1})
     else
-      wait_until(now + elsewhere)  -- another worker (or this one, later) may run it
+      -- another worker (or this one, later) may run it; its deadline may come first
+      wait_until(gone and gone < now + elsewhere and gone or now + elsewhere)
     end
   end
 end
@@ -238,9 +294,19 @@ end
 stat(stats, field, 'duration_seconds', duration)
 local verdict, written = 'succeeded', 0
 local deferrals = tonumber(s.hash['relay:deferrals:' .. field]) or 0
+-- docs/pipeline.md "Cancellation": a success stands (the cancel came too late); any other end
+-- of a cancelled invocation is `cancelled`, never retried, dead-lettered only when asked.
+local cancel = cancel_request(s, field)
 if outcome == 'succeeded' then
   stat(stats, field, 'succeeded', 1)
   s.put(field, 'succeeded:' .. m.attempt .. ':' .. token)
+elseif outcome == 'cancelled' or cancel then
+  verdict = 'cancelled'
+  stat(stats, field, 'cancelled', 1)
+  s.put('relay:reason:' .. field, outcome == 'cancelled' and 'cancelled' or
+        ('cancelled (last attempt: ' .. reason .. ')'))
+  s.put('relay:tail:' .. field, tail)
+  s.put(field, ended_marker('cancelled', m.attempt, token, cancel ~= nil and cancel.dead))
 elseif outcome == 'deferred' and deferrals < max_deferrals then
   -- The handler asked to run again later (retry-after): not charged, up to the cap.
   verdict = 'deferred'
@@ -344,7 +410,10 @@ if field == '-/-' then
   if text then return {'planned', text} end
   if not m then m = {state = 'exhausted', attempt = 0, token = '-', dlq = false} end
 end
-if not m or m.state ~= 'exhausted' then return {'stale', 0} end
+if not m or not (m.state == 'exhausted' or m.state == 'expired' or
+                 (m.state == 'cancelled' and m.dead)) then
+  return {'stale', 0}
+end
 local verdict = 'exists'
 if not m.dlq then
   -- The failing attempt's exit reason and output tail, when this worker did not see it run.
@@ -364,7 +433,7 @@ if not m.dlq then
   if not xadd_dlq(dlq, stream, group, id, 5) then
     return redis.error_reply('DLQ ' .. dlq .. ' cannot be written')
   end
-  s.put(field, 'exhausted:' .. m.attempt .. ':' .. m.token .. ':dlq')
+  s.put(field, m.state .. ':' .. m.attempt .. ':' .. m.token .. ':dlq')
   stat(stats, field, 'dlq', 1)
   verdict = 'written'
 end
@@ -389,8 +458,8 @@ local function obsoleteOccurrence(s, plan)
     if e.trigger ~= 's' then return false end
     local m = s.marker(e.field)
     if held(m) and now < m.deadline then return false end
-    -- An exhausted invocation's DLQ entry is owed: written first (the plan runs to write it).
-    if m and m.state == 'exhausted' and not m.dlq then return false end
+    -- An owed DLQ entry is written first (the plan runs to write it).
+    if owes_dlq(m) then return false end
   end
   return true
 end
@@ -455,6 +524,91 @@ ack_and_retain(s, stream, due, group, id, ttl)
 return 'cleared'
 )LUA";
 
+// docs/pipeline.md "Cancellation": records the request (target `*`, `<app>/*` or a field) and
+// applies it to what the plan already owes: what has not started is cancelled now, a running
+// attempt's worker is told through the cancels stream, a claim whose worker is gone is
+// cancelled when the next *start* takes it over. A message not read yet keeps the request for
+// its first *start*. Acknowledges when the plan is terminal.
+constexpr const char* kCancel = R"LUA(
+local key, due, stream, cancels, paused_queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
+local id, target, dead, cancel_id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local group, ttl = ARGV[5], tonumber(ARGV[6])
+local s = read_state(key)
+if s.retained() then return {'finished'} end
+local plan = s.plan()
+local pel = redis.call('XPENDING', stream, group, id, id, 1)[1]
+if not pel and not plan then
+  if #redis.call('XRANGE', stream, id, id) == 0 then return {'missing'} end
+  -- Delivered to the group and gone from its PEL without a plan: acknowledged (unmatched).
+  local last = '0-0'
+  for _, g in ipairs(redis.call('XINFO', 'GROUPS', stream)) do
+    local info = {}
+    for i = 1, #g, 2 do info[g[i]] = g[i + 1] end
+    if info['name'] == group then last = info['last-delivered-id'] end
+  end
+  local function parts(text)
+    local ms, seq = string.match(text, '^(%d+)-(%d+)$')
+    return tonumber(ms) or 0, tonumber(seq) or 0
+  end
+  local ims, iseq = parts(id)
+  local lms, lseq = parts(last)
+  if ims < lms or (ims == lms and iseq <= lseq) then return {'finished'} end
+end
+s.put('relay:cancel:' .. target, dead .. ' ' .. cancel_id)
+if not plan then
+  s.flush()
+  return {'requested'}
+end
+local reply = {'applied'}
+local now = now_ms()
+local waited = false
+local wanted_app = string.match(target, '^(.*)/%*$')
+for _, e in ipairs(plan) do
+  if target == '*' or target == e.field or wanted_app == string.match(e.field, '^([^/]*)') then
+    local m = s.marker(e.field)
+    reply[#reply + 1] = e.field
+    if terminal(m) or owes_dlq(m) or (m and m.state == 'corrupt') then
+      reply[#reply + 1] = 'finished'
+      reply[#reply + 1] = ''
+    elseif held(m) and now < m.deadline then
+      redis.call('XADD', cancels, 'MAXLEN', '~', 10000, '*', 'id', id, 'field', e.field,
+                 'token', m.token, 'cancel', cancel_id)
+      reply[#reply + 1] = 'running'
+      reply[#reply + 1] = m.token
+    elseif held(m) then
+      -- Its worker is gone: the *start* that takes the claim over cancels it.
+      redis.call('ZADD', due, now, id)
+      reply[#reply + 1] = 'orphaned'
+      reply[#reply + 1] = m.token
+    else
+      local ran = m and m.attempt or 0
+      -- It waited for its flow control: the next *start* gives its place in line back.
+      if s.hash['relay:wait:' .. e.field] then waited = true end
+      local last = s.hash['relay:reason:' .. e.field]
+      s.put(e.field, ended_marker('cancelled', ran, cancel_id, dead == '1'))
+      s.put('relay:reason:' .. e.field, 'cancelled' .. (last and last ~= '' and
+            (' (last attempt: ' .. last .. ')') or ''))
+      reply[#reply + 1] = 'cancelled'
+      reply[#reply + 1] = ''
+    end
+  end
+end
+if resolved(s, plan) then
+  ack_and_retain(s, stream, due, group, id, ttl)
+  for _, e in ipairs(plan) do
+    redis.call('ZREM', paused_queue, string.match(e.field, '^([^/]*)') .. '\n' .. id)
+  end
+  reply[1] = 'acked'
+  return reply
+end
+s.flush()
+-- What is left runs (or waits) as before; an owed DLQ entry is written by the next delivery.
+local owes = false
+for _, e in ipairs(plan) do owes = owes or owes_dlq(s.marker(e.field)) end
+if owes or waited then redis.call('ZADD', due, now, id) else reindex(s, plan, due, id) end
+return reply
+)LUA";
+
 // One attempt's record alone (the runtime could not start the handler); *start* and *complete*
 // write theirs in their own step.
 constexpr const char* kJournal = R"LUA(
@@ -485,6 +639,7 @@ LifecycleScripts::LifecycleScripts()
       write_dlq(script(kWriteDlq)),
       acknowledge(script(kAcknowledge)),
       clear_missing(script(kClearMissing)),
-      journal(script(kJournal)) {}
+      journal(script(kJournal)),
+      cancel(script(kCancel)) {}
 
 }  // namespace relay::invocation

@@ -14,21 +14,23 @@ struct LifecycleScripts {
   /// candidate plan, runnable mask (a Runnability letter per plan entry: r, s, n), token, grace-ms,
   /// lease-ms, margin-ms, message-id, the started record of a new claim ("": none), retention-ms,
   /// group, consumer, parking consumer, backoff table (comma-separated ms), retry-elsewhere-ms,
-  /// outage-gap-ms, takeover-grace-ms. Returns {run, index, attempt, journal-failed} | {busy,
-  /// index, attempt} | {slot, index} | {pending, until-ms, paused-app...} | {done} | {owes, index,
-  /// attempt, ...} | {replan, plan} | {retained} | {gone} | {elsewhere, owner} | {corrupt, field,
-  /// text}.
+  /// outage-gap-ms, takeover-grace-ms, the candidate's limits (plan.h encodeLimits). Returns
+  /// {run, index, attempt, journal-failed} | {busy, index, attempt} | {slot, index} | {pending,
+  /// until-ms, paused-app...} | {done} | {owes, index, attempt, exhausted|expired|cancelled,
+  /// ...} | {replan, plan, limits} |
+  /// {retained} | {gone} | {elsewhere, owner} | {corrupt, field, text}.
   redis::Script start;
   /// KEYS: state. ARGV: field, token. Returns running | lost | retained.
   redis::Script begin;
   /// KEYS: clock. ARGV: outage-gap-ms, takeover-grace-ms. Returns Redis's time (ms).
   redis::Script heartbeat;
-  /// KEYS: state, due, stream, dlq, stats, attempts. ARGV: field, token, succeeded|failed,
+  /// KEYS: state, due, stream, dlq, stats, attempts. ARGV: field, token,
+  /// succeeded|failed|cancelled,
   /// retry-delay-ms, retention-ms, group, message-id, duration-seconds, exit reason, output
   /// tail, the finished record's journal field ("": none) and value, then the DLQ entry's
   /// field/value pairs when the last attempt failed.
-  /// Returns {succeeded|failed|exhausted|stale|retained, acked, dlq-written, stats-failures,
-  /// journal-failed}.
+  /// Returns {succeeded|failed|exhausted|cancelled|stale|retained, acked, dlq-written,
+  /// stats-failures, journal-failed}.
   redis::Script complete;
   /// KEYS: state, due, attempts. ARGV: field (empty: whichever the token holds), token,
   /// retry-after-ms, message-id, unjournal (1: the released attempt's record goes).
@@ -50,6 +52,11 @@ struct LifecycleScripts {
   /// KEYS: attempts (the message's journal). ARGV: field, record, retention-ms. Returns OK, or
   /// an error when the record cannot be written.
   redis::Script journal;
+  /// KEYS: state, due, stream, cancels, paused queue. ARGV: message-id, target (`*`,
+  /// `<app>/*`, `<app>/<handler>`), dead-letter (1|0), cancel-id, group, retention-ms. Returns
+  /// {finished} | {missing} | {requested} | {applied|acked, then field, what, token per
+  /// invocation named}, what being cancelled | running | orphaned | finished.
+  redis::Script cancel;
 
   LifecycleScripts();
 };

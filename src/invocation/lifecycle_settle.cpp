@@ -69,7 +69,9 @@ Delivery Lifecycle::settleUnowed(LifecycleStore& store, const Message& message,
       afterSettle(message, what, std::move(verdicts.front()), owed, /*redelivered=*/true);
   // Classified before (by this or another worker, maybe with other rules): the recorded plan
   // is what the message owes.
-  return owed ? runPlan(store, message, std::move(*owed), stopping) : delivery;
+  return owed ? runPlan(store, message, std::move(*owed), stopping,
+                        what.replay ? &*what.replay : nullptr)
+              : delivery;
 }
 
 std::vector<ClassifiedMessage> Lifecycle::settleRead(LifecycleStore& store,
@@ -101,6 +103,7 @@ std::vector<ClassifiedMessage> Lifecycle::settleRead(LifecycleStore& store,
       Classification recorded;
       recorded.kind = Classification::Kind::kPlan;
       recorded.plan = std::move(*owed);
+      recorded.replay = classifications[i].replay;
       rest.push_back({std::move(settling[i]), std::move(recorded)});
     }
   }

@@ -94,6 +94,9 @@ struct StartVerdict {
   std::string owner;  // kElsewhere
   /// kOwesDlq: the invocations (plan indexes) and their attempt counts.
   std::vector<std::pair<std::size_t, int>> owed;
+  /// kOwesDlq: why each owed entry is owed, in the same order: `exhausted`, `expired` (its
+  /// deadline or start timeout passed) or `cancelled` (with a DLQ entry asked for).
+  std::vector<std::string> owed_states;
   Plan plan;                    // kReplan: the recorded plan
   bool journal_failed = false;  // kRun: the started record could not be written (nothing else)
   std::vector<FlowNote> flow;   // what flow control decided on the way, whatever the kind
@@ -102,8 +105,9 @@ struct StartVerdict {
 /// What happened to one attempt, as complete() records it.
 struct AttemptResult {
   bool succeeded = false;
-  std::string exit_reason;                // `exit 3`, `timeout 20s`; empty on success
-  std::string output_tail;                // the last bytes of the attempt's output
+  bool cancelled = false;   // stopped by a cancellation (docs/pipeline.md "Cancellation")
+  std::string exit_reason;  // `exit 3`, `timeout 20s`; empty on success
+  std::string output_tail;  // the last bytes of the attempt's output
   std::chrono::nanoseconds duration{0};   // for the persisted statistics
   std::chrono::milliseconds retry_delay;  // the backoff after this attempt, if it failed
   /// The handler asked to be run again after `retry_after` (docs/runtimes.md "Retry-after"): not
@@ -119,6 +123,7 @@ struct CompleteVerdict {
     kSucceeded,
     kFailed,     // a later attempt is due after the retry delay
     kExhausted,  // the last attempt failed (`dlq_written` when its entry was given and written)
+    kCancelled,  // a cancellation ended it: never retried (its DLQ entry owed when one was asked)
     kStale,      // the claim is no longer this token's: nothing changed
     kRetained,   // the message already left the PEL
     kDeferred,   // AttemptResult::deferred within its cap: due again after retry_after, uncharged
@@ -170,6 +175,40 @@ struct SettleRequest {
 struct SettleVerdict {
   AckVerdict ack;
   std::optional<DlqVerdict> dlq;
+};
+
+/// What cancel() did to one invocation of the message.
+struct CancelledInvocation {
+  enum class What {
+    kCancelled,  // it had not started (pending, due for a retry, parked, paused): cancelled now
+    kRunning,    // an attempt runs under `token`: its worker is told (the cancels stream)
+    kOrphaned,   // claimed by a worker that is gone: cancelled when the claim is taken over
+    kFinished,   // terminal already (or owing its DLQ entry): nothing to cancel
+  };
+  std::string field;
+  What what = What::kFinished;
+  std::string token;  // kRunning, kOrphaned
+};
+
+/// How cancel() landed (docs/pipeline.md "Cancellation").
+struct CancelVerdict {
+  enum class Kind {
+    kApplied,    // the request is recorded and applied to the plan (`invocations`)
+    kRequested,  // no plan yet (not read, or not started): applied at its first start
+    kFinished,   // the message left the PEL already: nothing to cancel
+    kMissing,    // no such message in the stream
+  };
+  Kind kind = Kind::kMissing;
+  bool acked = false;  // every planned invocation is terminal now: acknowledged and retained
+  std::vector<CancelledInvocation> invocations;
+};
+
+/// A cancellation: which invocations of a message (`target`: `*` every one, `<app>/*` an app's,
+/// `<app>/<handler>` one), whether each gets a DLQ entry, and the request's id (for logs).
+struct CancelRequest {
+  std::string target = "*";
+  bool dead_letter = false;
+  std::string id;
 };
 
 enum class ReleaseVerdict { kReleased, kNotHeld, kRetained };
@@ -243,6 +282,12 @@ class LifecycleStore {
   /// A pending id whose stream entry is gone: XACK and retention of its state, inert once
   /// retained.
   virtual Status clearMissing(std::string_view id) = 0;
+  /// Cancels invocations of message `id` (docs/pipeline.md "Cancellation"): records the request
+  /// in its state (start() applies it to what has not started, complete() makes the end of a
+  /// running attempt `cancelled`), cancels at once what the plan owes and has not started, and
+  /// names the running attempts (their workers are told through the cancels stream, in the same
+  /// step). Acknowledges the message once its plan is terminal. Idempotent.
+  virtual Result<CancelVerdict> cancel(std::string_view id, const CancelRequest& request) = 0;
   /// Keeps `record` in message `id`'s attempt journal (attempt_journal.h), replacing the record
   /// of the same attempt; not a transition: written whatever the state, expiring with the
   /// retention after its last write. For the console only: start() and complete() write their

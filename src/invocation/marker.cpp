@@ -44,11 +44,18 @@ std::optional<Marker> Marker::parse(std::string_view text) {
   } else if (kind == "succeeded" && (parts.size() == 2 || parts.size() == 3)) {
     marker.state = State::kSucceeded;
     if (parts.size() == 3) marker.token = parts[2];
-  } else if (kind == "exhausted" &&
+  } else if ((kind == "exhausted" || kind == "expired") &&
              (parts.size() == 3 || (parts.size() == 4 && parts[3] == "dlq"))) {
-    marker.state = State::kExhausted;
+    marker.state = kind == "exhausted" ? State::kExhausted : State::kExpired;
     marker.token = parts[2];
     marker.dlq_written = parts.size() == 4;
+  } else if (kind == "cancelled" &&
+             (parts.size() == 3 ||
+              (parts.size() == 4 && (parts[3] == "owed" || parts[3] == "dlq")))) {
+    marker.state = State::kCancelled;
+    marker.token = parts[2];
+    marker.dead_letter = parts.size() == 4;
+    marker.dlq_written = parts.size() == 4 && parts[3] == "dlq";
   } else {
     return std::nullopt;
   }
@@ -73,6 +80,10 @@ std::string Marker::format() const {
       return "deduplicated:" + a + ":" + other;
     case State::kSuperseded:
       return "superseded:" + a + ":" + other;
+    case State::kExpired:
+      return "expired:" + a + ":" + token + (dlq_written ? ":dlq" : "");
+    case State::kCancelled:
+      return "cancelled:" + a + ":" + token + (dlq_written ? ":dlq" : dead_letter ? ":owed" : "");
   }
   return {};
 }

@@ -22,6 +22,12 @@ namespace relay::invocation {
 ///                                                   message: never run (terminal)
 ///   superseded:0:<message-id>                       a newer event of its debounce or singleton
 ///                                                   key replaced it before it ran (terminal)
+///   expired:<attempt>[:<token>[:dlq]]               its deadline or start timeout passed
+///                                                   before attempt N+1: DLQ entry owed (written)
+///   cancelled:<attempt>:<token>                     cancelled (docs/pipeline.md "Cancellation"):
+///                                                   terminal, no retry, no DLQ entry
+///   cancelled:<attempt>:<token>:owed                ... with `--dead-letter`: its entry owed
+///   cancelled:<attempt>:<token>:dlq                 ... and written
 /// The token stays in every marker so a repeated call (its reply was lost) is recognised and
 /// answered with the recorded verdict. A released claim leaves `failed:<N-1>:<at>:-`. Times are
 /// Unix milliseconds of Redis's clock (TIME). The Lua scripts write these; the in-memory store
@@ -35,15 +41,18 @@ struct Marker {
     kSucceeded,
     kExhausted,
     kDeduplicated,
-    kSuperseded
+    kSuperseded,
+    kExpired,
+    kCancelled
   };
   State state = State::kRunning;
   int attempt = 0;
   std::string token;
   std::int64_t deadline_ms = 0;      // claimed, running: when the claim expires
   std::int64_t next_attempt_ms = 0;  // failed
-  bool dlq_written = false;          // exhausted
+  bool dlq_written = false;          // exhausted, expired, cancelled
   bool deferred = false;             // failed: a retry-after deferral (`deferred:`), uncharged
+  bool dead_letter = false;          // cancelled: a DLQ entry was asked for (owed until written)
   std::string other;                 // deduplicated, superseded: the message that won
 
   /// Parses a stored marker; nullopt for anything malformed.
@@ -51,10 +60,16 @@ struct Marker {
   std::string format() const;
   /// Claimed or running: a claim holds the invocation (live until deadline_ms).
   bool held() const { return state == State::kClaimed || state == State::kRunning; }
-  /// Succeeded, exhausted with its DLQ entry written, deduplicated or superseded: nothing left
-  /// to do.
+  /// Its DLQ entry is owed and not written yet: exhausted, expired, or cancelled with one asked.
+  bool owesDlq() const {
+    return !dlq_written && (state == State::kExhausted || state == State::kExpired ||
+                            (state == State::kCancelled && dead_letter));
+  }
+  /// Nothing left to do: succeeded, cancelled, deduplicated, superseded, or dead-lettered with
+  /// its entry written.
   bool terminal() const {
-    return state == State::kSucceeded || (state == State::kExhausted && dlq_written) ||
+    return state == State::kSucceeded || (state == State::kCancelled && !owesDlq()) ||
+           ((state == State::kExhausted || state == State::kExpired) && dlq_written) ||
            state == State::kDeduplicated || state == State::kSuperseded;
   }
 };

@@ -21,7 +21,9 @@ std::string PlannedInvocation::field() const { return app + "/" + handler; }
 std::string encodePlan(const Plan& plan) {
   std::string text;
   for (const PlannedInvocation& invocation : plan.invocations) {
-    text += invocation.trigger == runtime::Trigger::kSchedule ? 's' : 'e';
+    text += invocation.trigger == runtime::Trigger::kSchedule ? 's'
+            : invocation.trigger == runtime::Trigger::kReplay ? 'r'
+                                                              : 'e';
     text += ' ' + std::to_string(invocation.max_attempts) + ' ' +
             std::to_string(invocation.timeout.count()) + ' ' + invocation.field();
     if (!invocation.flow.empty()) text += '\t' + encodeFlow(invocation.flow);
@@ -53,6 +55,8 @@ std::optional<Plan> decodePlan(std::string_view text) {
       invocation.trigger = runtime::Trigger::kEvent;
     } else if (trigger == "s") {
       invocation.trigger = runtime::Trigger::kSchedule;
+    } else if (trigger == "r") {
+      invocation.trigger = runtime::Trigger::kReplay;
     } else {
       return std::nullopt;
     }
@@ -67,6 +71,34 @@ std::optional<Plan> decodePlan(std::string_view text) {
     plan.invocations.push_back(std::move(invocation));
   }
   return plan;
+}
+
+std::string encodeLimits(const Plan& plan) {
+  std::string text;
+  for (const PlannedInvocation& invocation : plan.invocations) {
+    if (invocation.deadline.count() <= 0 && invocation.start_timeout.count() <= 0) continue;
+    text += std::to_string(invocation.deadline.count()) + ' ' +
+            std::to_string(invocation.start_timeout.count()) + ' ' + invocation.field() + '\n';
+  }
+  return text;
+}
+
+bool applyLimits(Plan& plan, std::string_view text) {
+  while (!text.empty()) {
+    std::string_view line, deadline, start_timeout;
+    long long deadline_ms = 0, start_ms = 0;
+    if (!take(text, '\n', line) || !take(line, ' ', deadline) || !take(line, ' ', start_timeout) ||
+        !parseWholeNumber(deadline, deadline_ms) || !parseWholeNumber(start_timeout, start_ms) ||
+        deadline_ms < 0 || start_ms < 0) {
+      return false;
+    }
+    for (PlannedInvocation& invocation : plan.invocations) {
+      if (invocation.field() != line) continue;
+      invocation.deadline = std::chrono::milliseconds(deadline_ms);
+      invocation.start_timeout = std::chrono::milliseconds(start_ms);
+    }
+  }
+  return true;
 }
 
 }  // namespace relay::invocation

@@ -159,13 +159,14 @@ Result<StartVerdict> RedisLifecycleStore::start(std::string_view id, const Start
                                     keys.stream,    keys.paused(),      keys.pausedQueue(),
                                     keys.clock(),   keys.legacyPaused()};
   std::string flow = startFlow(keys, request.candidate, settings_.key_promise, names);
-  auto reply = eval(scripts_.start, names,
-                    {encodePlan(request.candidate), mask, request.token, millis(times.grace),
-                     millis(times.lease), millis(times.margin), std::string(id),
-                     request.started ? encodeAttempt(*request.started) : std::string(),
-                     millis(settings_.retention), keys.group, request.consumer,
-                     std::string(kParkingConsumer), backoff, millis(request.retry_elsewhere),
-                     millis(times.outage_gap), millis(times.takeover_grace), std::move(flow)});
+  auto reply = eval(
+      scripts_.start, names,
+      {encodePlan(request.candidate), mask, request.token, millis(times.grace), millis(times.lease),
+       millis(times.margin), std::string(id),
+       request.started ? encodeAttempt(*request.started) : std::string(),
+       millis(settings_.retention), keys.group, request.consumer, std::string(kParkingConsumer),
+       backoff, millis(request.retry_elsewhere), millis(times.outage_gap),
+       millis(times.takeover_grace), std::move(flow), encodeLimits(request.candidate)});
   if (!reply.ok()) return reply.error().toRelay();
   return decodeStart(*reply);
 }
@@ -198,9 +199,10 @@ Result<CompleteVerdict> RedisLifecycleStore::complete(std::string_view id, std::
   std::vector<std::string> args = {
       std::string(field),
       std::string(token),
-      result.succeeded  ? "succeeded"
-      : result.deferred ? "deferred"
-                        : "failed",
+      result.succeeded   ? "succeeded"
+      : result.cancelled ? "cancelled"
+      : result.deferred  ? "deferred"
+                         : "failed",
       millis(result.retry_delay),
       millis(settings_.retention),
       keys.group,
@@ -273,6 +275,17 @@ Status RedisLifecycleStore::clearMissing(std::string_view id) {
                     {keys.group, std::string(id), millis(settings_.retention)});
   if (!reply.ok()) return reply.error().toRelay();
   return {};
+}
+
+Result<CancelVerdict> RedisLifecycleStore::cancel(std::string_view id,
+                                                  const CancelRequest& request) {
+  const StreamKeys& keys = settings_.keys;
+  auto reply = eval(scripts_.cancel,
+                    {keys.state(id), keys.due(), keys.stream, keys.cancels(), keys.pausedQueue()},
+                    {std::string(id), request.target, request.dead_letter ? "1" : "0", request.id,
+                     keys.group, millis(settings_.retention)});
+  if (!reply.ok()) return reply.error().toRelay();
+  return decodeCancel(*reply);
 }
 
 Status RedisLifecycleStore::journal(std::string_view id, const AttemptRecord& record) {

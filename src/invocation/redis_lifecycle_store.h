@@ -60,6 +60,7 @@ class RedisLifecycleStore final : public LifecycleStore {
                               const DlqEntry& entry) override;
   Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence = false) override;
   Status clearMissing(std::string_view id) override;
+  Result<CancelVerdict> cancel(std::string_view id, const CancelRequest& request) override;
   Status journal(std::string_view id, const AttemptRecord& record) override;
   /// One pipeline (one round trip): one *acknowledge* call for every message it acknowledges,
   /// one *write_dlq* call per DLQ entry.

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -40,13 +41,26 @@ class FakeRuntime final : public runtime::Runtime {
     lock.lock();
     ++running_;
     changed_.notify_all();
-    changed_.wait(lock, [&] { return !blocked_.count(key) || allowed_[key] > 0; });
-    if (blocked_.count(key)) --allowed_[key];
+    // A cancel (docs/pipeline.md "Cancellation") ends a blocked run at once, as a real runtime
+    // stops its handler; the request is looked at every few milliseconds.
+    const auto cancelled = [&spec] { return spec.cancel && spec.cancel->requested(); };
+    while (!changed_.wait_for(lock, std::chrono::milliseconds(5), [&] {
+      return !blocked_.count(key) || allowed_[key] > 0 || cancelled();
+    })) {
+    }
+    const bool stopped = cancelled() && blocked_.count(key) && allowed_[key] <= 0;
+    if (blocked_.count(key) && !stopped) --allowed_[key];
     --running_;
     ++finished_;
     changed_.notify_all();
     runtime::Outcome outcome;
     outcome.succeeded = true;
+    if (stopped) {
+      outcome.succeeded = false;
+      outcome.cancelled = true;
+      outcome.reason = "cancelled";
+      return outcome;
+    }
     auto& scripted = outcomes_[key];
     if (!scripted.empty()) {
       outcome.succeeded = scripted.front().empty();

@@ -215,6 +215,19 @@ class InMemoryFlow {
     }
   }
 
+  /// An invocation that ends while it waits (cancelled, expired) leaves its key's queue, and a
+  /// slot promised to it goes to the next waiter (the start script's leave_queue).
+  void leave(const invocation::PlannedInvocation& planned, const std::string& id, Context& ctx) {
+    if (!planned.flow.key) return;
+    superseded(planned, id);
+    std::map<std::string, std::int64_t>& run =
+        runs_[heldName("run", planned.flow, planned.field())];
+    if (run.erase("w:" + id) > 0) {
+      wake(run, waits_[heldName("wait", planned.flow, planned.field())], planned.flow.key->limit,
+           ctx);
+    }
+  }
+
   /// flow_give_back: the claim `token` of an invocation of app `app` held under `flow` ends.
   int giveBack(const invocation::FlowControl* flow, std::string_view field,
                const std::string& token, Context& ctx) {

@@ -7,9 +7,11 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "common/clock.h"
+#include "common/duration.h"
 #include "fakes/in_memory_flow.h"
 #include "invocation/keys.h"
 #include "invocation/lifecycle_store.h"
@@ -38,6 +40,19 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     std::lock_guard lock(mutex_);
     ++pel_[id];
     owner_[id] = consumer;
+    published_.insert(id);
+    delivered_.insert(id);
+  }
+  /// XADD's side: `id` is in the stream, not read by the group yet.
+  void publish(const std::string& id) {
+    std::lock_guard lock(mutex_);
+    published_.insert(id);
+  }
+  /// The cancels stream (docs/pipeline.md "Cancellation"): (id, field, token) per running
+  /// attempt a cancel() named, in order.
+  std::vector<std::tuple<std::string, std::string, std::string>> cancels() const {
+    std::lock_guard lock(mutex_);
+    return cancels_;
   }
   /// XCLAIM's side (a reclaim, the due poller): `consumer` owns the pending `id` now; with
   /// `justid` the delivery count stays (XCLAIM ... JUSTID).
@@ -249,7 +264,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
       if (planned.trigger != runtime::Trigger::kSchedule) obsolete = false;
       if (m && m->held() && nowMs() < m->deadline_ms) obsolete = false;
       // An owed DLQ entry is written first.
-      if (m && m->state == State::kExhausted && !m->dlq_written) obsolete = false;
+      if (m && m->owesDlq()) obsolete = false;
     }
     if (!resolved(key) && !obsolete) {
       verdict.kind = invocation::AckVerdict::Kind::kUnresolved;
@@ -269,6 +284,76 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     }
     ackAndRetain(key);
     return {};
+  }
+
+  Result<invocation::CancelVerdict> cancel(std::string_view id,
+                                           const invocation::CancelRequest& request) override {
+    std::lock_guard lock(mutex_);
+    using Kind = invocation::CancelVerdict::Kind;
+    using What = invocation::CancelledInvocation::What;
+    const std::string key(id);
+    invocation::CancelVerdict verdict;
+    if (isRetained(key)) {
+      verdict.kind = Kind::kFinished;
+      return verdict;
+    }
+    if (!pel_.count(key) && !hasPlan(key)) {
+      verdict.kind = !published_.count(key)  ? Kind::kMissing
+                     : delivered_.count(key) ? Kind::kFinished
+                                             : Kind::kRequested;
+      if (verdict.kind != Kind::kRequested) return verdict;
+    }
+    state_[key][std::string(invocation::kCancelPrefix) + request.target] =
+        std::string(request.dead_letter ? "1 " : "0 ") + request.id;
+    if (!hasPlan(key)) {
+      verdict.kind = Kind::kRequested;
+      return verdict;
+    }
+    verdict.kind = Kind::kApplied;
+    const invocation::Plan plan = planOf(key);
+    bool waited = false;
+    for (const auto& planned : plan.invocations) {
+      const std::string name = planned.field();
+      if (request.target != "*" && request.target != name && request.target != planned.app + "/*")
+        continue;
+      auto m = markerOf(key, name);
+      invocation::CancelledInvocation invocation{name, What::kFinished, ""};
+      if (m && (m->terminal() || m->owesDlq())) {
+        // nothing to cancel
+      } else if (m && m->held() && nowMs() < m->deadline_ms) {
+        invocation.what = What::kRunning;
+        invocation.token = m->token;
+        cancels_.emplace_back(key, name, m->token);
+      } else if (m && m->held()) {
+        invocation.what = What::kOrphaned;
+        invocation.token = m->token;
+        due_[key] = nowMs();
+      } else {
+        // It waited for its flow control: the next start gives its place in line back.
+        waited = waited || state_[key].count(std::string(invocation::kWaitPrefix) + name) > 0;
+        endNow(key, name, State::kCancelled, m ? m->attempt : 0, request.id, request.dead_letter,
+               "cancelled");
+        invocation.what = What::kCancelled;
+      }
+      verdict.invocations.push_back(std::move(invocation));
+    }
+    if (resolved(key)) {
+      ackAndRetain(key);
+      for (const auto& planned : plan.invocations) paused_queue_.erase({planned.app, key});
+      verdict.acked = true;
+      return verdict;
+    }
+    bool owes = false;
+    for (const auto& planned : plan.invocations) {
+      auto m = markerOf(key, planned.field());
+      owes = owes || (m && m->owesDlq());
+    }
+    if (owes || waited) {
+      due_[key] = nowMs();
+    } else {
+      reindex(key);
+    }
+    return verdict;
   }
 
   Status journal(std::string_view id, const invocation::AttemptRecord& record) override {
@@ -371,6 +456,68 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     return invocation::decodePlan(state_.at(key).at(std::string(invocation::kPlanField)))
         .value_or(invocation::Plan{});
   }
+  /// docs/pipeline.md "Cancellation": the request naming `planned` (the Lua library's
+  /// cancel_request): whether one does, and whether it asks for a DLQ entry.
+  std::optional<bool> cancelRequest(const std::string& key,
+                                    const invocation::PlannedInvocation& planned) const {
+    auto hash = state_.find(key);
+    if (hash == state_.end()) return std::nullopt;
+    const std::string prefix(invocation::kCancelPrefix);
+    for (const std::string& target : {planned.field(), planned.app + "/*", std::string("*")}) {
+      auto found = hash->second.find(prefix + target);
+      if (found != hash->second.end()) return found->second.rfind("1 ", 0) == 0;
+    }
+    return std::nullopt;
+  }
+  /// The recorded plan with its limits (docs/apps.md "Deadlines").
+  invocation::Plan planWithLimits(const std::string& key) const {
+    invocation::Plan plan = planOf(key);
+    auto hash = state_.find(key);
+    if (hash == state_.end()) return plan;
+    auto limits = hash->second.find(std::string(invocation::kLimitsField));
+    if (limits != hash->second.end()) (void)invocation::applyLimits(plan, limits->second);
+    return plan;
+  }
+  /// When attempt `attempt` may no longer start and why (the Lua library's expiry()).
+  static std::optional<std::pair<std::int64_t, std::string>> expiry(
+      const invocation::PlannedInvocation& planned, std::int64_t born, int attempt) {
+    std::optional<std::pair<std::int64_t, std::string>> gone;
+    if (planned.deadline.count() > 0) {
+      gone = {born + planned.deadline.count(), "deadline " + formatDuration(planned.deadline)};
+    }
+    if (attempt == 1 && planned.start_timeout.count() > 0 &&
+        (!gone || born + planned.start_timeout.count() < gone->first)) {
+      gone = {born + planned.start_timeout.count(),
+              "start_timeout " + formatDuration(planned.start_timeout)};
+    }
+    return gone;
+  }
+  static std::string stateName(State state) {
+    return state == State::kExpired     ? "expired"
+           : state == State::kCancelled ? "cancelled"
+                                        : "exhausted";
+  }
+  static std::int64_t bornOf(const std::string& id) {
+    std::int64_t ms = 0;
+    for (char c : id) {
+      if (c < '0' || c > '9') break;
+      ms = ms * 10 + (c - '0');
+    }
+    return ms;
+  }
+  /// The invocation ends without another attempt (the start script's end_now).
+  invocation::Marker endNow(const std::string& key, const std::string& name, State state, int ran,
+                            const std::string& token, bool dead, const std::string& why) {
+    invocation::Marker ended = makeMarker(state, ran, token);
+    ended.dead_letter = dead;
+    state_[key][name] = ended.format();
+    const std::string reason_field = std::string(invocation::kReasonPrefix) + name;
+    auto last = state_[key].find(reason_field);
+    const std::string previous = last == state_[key].end() ? "" : last->second;
+    state_[key][reason_field] = why + (previous.empty() ? "" : " (last attempt: " + previous + ")");
+    return ended;
+  }
+
   bool resolved(const std::string& key) {
     for (const auto& planned : planOf(key).invocations) {
       auto m = markerOf(key, planned.field());
@@ -463,12 +610,15 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     if (!hasPlan(key)) {
       state_[key][std::string(invocation::kPlanField)] = candidate_text;
       flow_.arrive(planOf(key), state_[key], key, ctx);
+      const std::string limits = invocation::encodeLimits(request.candidate);
+      if (!limits.empty()) state_[key][std::string(invocation::kLimitsField)] = limits;
     } else if (state_[key][std::string(invocation::kPlanField)] != candidate_text) {
       verdict.kind = Kind::kReplan;
-      verdict.plan = planOf(key);
+      verdict.plan = planWithLimits(key);
       return verdict;
     }
-    const invocation::Plan plan = planOf(key);
+    const invocation::Plan plan = planWithLimits(key);
+    const std::int64_t born = bornOf(key);
     const invocation::ClaimTimes& times = request.times;
     const std::int64_t now = nowMs();
     std::optional<bool> takeover;
@@ -523,24 +673,50 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     };
     for (std::size_t i = 0; i < plan.invocations.size(); ++i) {
       const auto& planned = plan.invocations[i];
-      const auto& m = markers[i];
+      auto m = markers[i];
       std::optional<int> attempt;
+      // docs/pipeline.md "Cancellation": what has not started does not start.
+      const std::string wait_field = std::string(invocation::kWaitPrefix) + planned.field();
+      if (state_[key].count(wait_field) && m && (m->terminal() || m->owesDlq())) {
+        // Ended while it waited for its key (cancel): its place in the queue goes.
+        state_[key].erase(wait_field);
+        flow_.leave(planned, key, ctx);
+      }
+      if (auto dead = cancelRequest(key, planned);
+          dead && !(m && (m->terminal() || m->held() || m->owesDlq()))) {
+        m = endNow(key, planned.field(), State::kCancelled, m ? m->attempt : 0, request.token,
+                   *dead, "cancelled");
+      }
       if (!m) {
         attempt = 1;
-      } else if (m->state == State::kExhausted) {
-        if (!m->dlq_written) verdict.owed.emplace_back(i, m->attempt);
+      } else if (m->owesDlq()) {
+        verdict.owed.emplace_back(i, m->attempt);
+        verdict.owed_states.push_back(stateName(m->state));
       } else if (m->state == State::kFailed) {
-        if (now < m->next_attempt_ms) {
-          waitUntil(m->next_attempt_ms);
+        const auto gone = expiry(planned, born, m->attempt + 1);
+        if (now < m->next_attempt_ms && gone && now >= gone->first) {
+          attempt = m->attempt + 1;  // its deadline passed during the backoff: ended below
+        } else if (now < m->next_attempt_ms) {
+          waitUntil(gone && gone->first < m->next_attempt_ms ? gone->first : m->next_attempt_ms);
         } else if (m->attempt >= planned.max_attempts) {
           invocation::Marker exhausted = makeMarker(State::kExhausted, m->attempt, request.token);
           state_[key][planned.field()] = exhausted.format();
           verdict.owed.emplace_back(i, m->attempt);
+          verdict.owed_states.push_back("exhausted");
         } else {
           attempt = m->attempt + 1;
         }
       }
       if (!attempt) continue;
+      const auto gone = expiry(planned, born, *attempt);
+      if (gone && now >= gone->first) {
+        // docs/apps.md "Deadlines": no further attempt starts; dead-lettered with the reason.
+        endNow(key, planned.field(), State::kExpired, *attempt - 1, request.token, false,
+               gone->second);
+        verdict.owed.emplace_back(i, *attempt - 1);
+        verdict.owed_states.push_back("expired");
+        continue;
+      }
       const Runnability how =
           i < request.runnable.size() ? request.runnable[i] : Runnability::kNotHere;
       std::optional<InMemoryFlow::Gate> gate;
@@ -549,6 +725,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
       }
       if (paused_.count(planned.app)) {
         parked_for.push_back(planned.app);
+        if (gone) waitUntil(gone->first);
       } else if (gate && gate->superseded) {
         // A newer event of its key replaced it before it ever ran: nothing is owed.
         invocation::Marker superseded = makeMarker(State::kSuperseded, 0, "");
@@ -569,6 +746,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
         } else {
           queued = true;
         }
+        if (gone) waitUntil(gone->first);  // its deadline ends the wait (docs/apps.md)
       } else if (how == Runnability::kReady) {
         const auto hold = std::min(planned.timeout + times.grace, times.lease) + times.margin;
         invocation::Marker claimed = makeMarker(State::kClaimed, *attempt, request.token);
@@ -591,7 +769,8 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
         reindex(key);
         return with(startVerdict(Kind::kSlot, i));
       } else {
-        waitUntil(now + request.retry_elsewhere.count());
+        const std::int64_t elsewhere = now + request.retry_elsewhere.count();
+        waitUntil(gone && gone->first < elsewhere ? gone->first : elsewhere);
       }
     }
     if (!earliest && parked_for.empty() && !queued) {
@@ -622,7 +801,8 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     using Kind = invocation::CompleteVerdict::Kind;
     auto m = markerOf(key, name);
     if (m && m->token == token && !m->held()) {
-      const Kind kind = m->state == State::kSucceeded ? Kind::kSucceeded
+      const Kind kind = m->state == State::kSucceeded   ? Kind::kSucceeded
+                        : m->state == State::kCancelled ? Kind::kCancelled
                         : m->state == State::kFailed
                             ? (m->deferred ? Kind::kDeferred : Kind::kFailed)
                             : Kind::kExhausted;
@@ -642,8 +822,21 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     const std::string deferrals_field = std::string(invocation::kDeferralsPrefix) + name;
     const int deferrals =
         state_[key].count(deferrals_field) ? std::stoi(state_[key][deferrals_field]) : 0;
+    std::optional<bool> cancel;
+    for (const auto& planned : planOf(key).invocations) {
+      if (planned.field() == name) cancel = cancelRequest(key, planned);
+    }
     if (result.succeeded) {
       ++stats_[name + ":succeeded"];
+    } else if (result.cancelled || cancel) {
+      // docs/pipeline.md "Cancellation": never retried; dead-lettered only when asked.
+      ++stats_[name + ":cancelled"];
+      verdict.kind = Kind::kCancelled;
+      next.state = State::kCancelled;
+      next.dead_letter = cancel.value_or(false);
+      state_[key][std::string(invocation::kReasonPrefix) + name] =
+          result.cancelled ? "cancelled" : "cancelled (last attempt: " + result.exit_reason + ")";
+      state_[key][std::string(invocation::kTailPrefix) + name] = result.output_tail;
     } else if (result.deferred && deferrals < result.max_deferrals) {
       // The handler asked to run again later (retry-after): not charged, up to the cap.
       ++stats_[name + ":retry_after"];
@@ -697,7 +890,10 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
       if (hasPlan(key)) return dlqVerdict(Kind::kPlanned, false, planOf(key));
       if (!m) m = makeMarker(State::kExhausted, 0, "-");
     }
-    if (!m || m->state != State::kExhausted) return dlqVerdict(Kind::kStale);
+    if (!m || !(m->state == State::kExhausted || m->state == State::kExpired ||
+                (m->state == State::kCancelled && m->dead_letter))) {
+      return dlqVerdict(Kind::kStale);
+    }
     verdict.kind = Kind::kExists;
     if (!m->dlq_written) {
       addDlq(key, entry, name);
@@ -732,6 +928,9 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
   std::set<std::string> lose_;
   std::set<std::string> renewed_;
   std::set<std::string> broken_journals_;
+  std::set<std::string> published_;  // in the stream
+  std::set<std::string> delivered_;  // read by the group at least once
+  std::vector<std::tuple<std::string, std::string, std::string>> cancels_;
 };
 
 }  // namespace relay::testing

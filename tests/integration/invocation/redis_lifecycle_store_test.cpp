@@ -8,6 +8,7 @@
 #include "common/system_clock.h"
 #include "contract/flow_contract.h"
 #include "contract/lifecycle_store_contract.h"
+#include "contract/lifecycle_store_endings_contract.h"
 #include "invocation/paused_apps.h"
 #include "invocation/redis_lifecycle_store.h"
 #include "stream/stream_entry.h"
@@ -36,6 +37,26 @@ class RedisBackend {
     (void)redis_->command(
         {"XREADGROUP", "GROUP", "relay", "w1", "COUNT", "1", "STREAMS", "events", ">"});
     return std::string(*id->string());
+  }
+  std::string publish() {
+    auto id = redis_->command({"XADD", "events", "*", "event", R"({"kind":"order"})"});
+    return std::string(*id->string());
+  }
+  void read(const std::string& id) {
+    (void)redis_->command(
+        {"XREADGROUP", "GROUP", "relay", "w1", "COUNT", "1", "STREAMS", "events", ">"});
+    (void)id;
+  }
+  std::vector<std::tuple<std::string, std::string, std::string>> cancels() {
+    std::vector<std::tuple<std::string, std::string, std::string>> out;
+    auto range = redis_->command({"XRANGE", keys_.cancels(), "-", "+"});
+    const auto parsed = stream::parseEntries(range->view());
+    if (!parsed.ok()) return out;
+    for (const auto& entry : *parsed) {
+      out.emplace_back(std::string(entry.valueOf("id")), std::string(entry.valueOf("field")),
+                       std::string(entry.valueOf("token")));
+    }
+    return out;
   }
   void pass(std::chrono::milliseconds duration) { clock_.sleepFor(duration); }
   bool flushScripts() { return redis_->command({"SCRIPT", "FLUSH"}).ok(); }
@@ -128,6 +149,7 @@ class RedisBackend {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(Redis, LifecycleStoreContract, RedisBackend);
 INSTANTIATE_TYPED_TEST_SUITE_P(Redis, FlowControlContract, RedisBackend);
+INSTANTIATE_TYPED_TEST_SUITE_P(Redis, LifecycleStoreEndings, RedisBackend);
 
 // settle() pipelines EVALSHA: a server that lost its script cache (restart, failover, SCRIPT
 // FLUSH) answers NOSCRIPT inside the pipeline, and each request is run again alone (EVAL).

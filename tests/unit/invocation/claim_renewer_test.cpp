@@ -56,6 +56,9 @@ class HookedStore final : public LifecycleStore {
     return inner_.acknowledge(id, obsolete);
   }
   Status clearMissing(std::string_view id) override { return inner_.clearMissing(id); }
+  Result<CancelVerdict> cancel(std::string_view id, const CancelRequest& request) override {
+    return inner_.cancel(id, request);
+  }
   Status journal(std::string_view id, const AttemptRecord& record) override {
     return inner_.journal(id, record);
   }

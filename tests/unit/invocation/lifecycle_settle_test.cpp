@@ -64,6 +64,10 @@ class CountingStore final : public LifecycleStore {
     ++calls;
     return inner_.clearMissing(id);
   }
+  Result<CancelVerdict> cancel(std::string_view id, const CancelRequest& request) override {
+    ++calls;
+    return inner_.cancel(id, request);
+  }
   Status journal(std::string_view id, const AttemptRecord& record) override {
     ++calls;
     return inner_.journal(id, record);

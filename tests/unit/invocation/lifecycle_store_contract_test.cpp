@@ -4,6 +4,7 @@
 
 #include "contract/flow_contract.h"
 #include "contract/lifecycle_store_contract.h"
+#include "contract/lifecycle_store_endings_contract.h"
 #include "fakes/fake_clock.h"
 #include "fakes/in_memory_lifecycle_store.h"
 
@@ -13,10 +14,20 @@ namespace {
 class InMemoryBackend {
  public:
   LifecycleStore& store() { return store_; }
+  // Ids carry the store's time, as Redis's do: deadlines count from them.
   std::string deliver() {
-    const std::string id = std::to_string(++next_) + "-0";
+    const std::string id = publish();
     store_.deliver(id);
     return id;
+  }
+  std::string publish() {
+    const std::string id = std::to_string(store_.nowMs()) + "-" + std::to_string(++next_);
+    store_.publish(id);
+    return id;
+  }
+  void read(const std::string& id) { store_.deliver(id); }
+  std::vector<std::tuple<std::string, std::string, std::string>> cancels() {
+    return store_.cancels();
   }
   void pass(std::chrono::milliseconds duration) { clock_.advance(duration); }
   bool pending(const std::string& id) { return store_.pending(id); }
@@ -53,6 +64,7 @@ class InMemoryBackend {
 
 INSTANTIATE_TYPED_TEST_SUITE_P(InMemory, LifecycleStoreContract, InMemoryBackend);
 INSTANTIATE_TYPED_TEST_SUITE_P(InMemory, FlowControlContract, InMemoryBackend);
+INSTANTIATE_TYPED_TEST_SUITE_P(InMemory, LifecycleStoreEndings, InMemoryBackend);
 
 }  // namespace
 }  // namespace relay::invocation::contract

@@ -42,6 +42,26 @@ TEST(Marker, AClaimedMarkerHoldsTheInvocationLikeARunningOne) {
   EXPECT_FALSE(Marker::parse("claimed:3:tok"));
 }
 
+// docs/pipeline.md "Cancellation", docs/apps.md "Deadlines".
+TEST(Marker, CancelledAndExpiredRoundTripAndOweTheirEntryOnlyWhenDeadLettered) {
+  for (const char* text : {"cancelled:0:c1", "cancelled:2:c1:owed", "cancelled:2:c1:dlq",
+                           "expired:1:t", "expired:1:t:dlq"}) {
+    const auto marker = Marker::parse(text);
+    ASSERT_TRUE(marker) << text;
+    EXPECT_EQ(marker->format(), text);
+  }
+  EXPECT_TRUE(Marker::parse("cancelled:0:c1")->terminal());
+  EXPECT_FALSE(Marker::parse("cancelled:0:c1")->owesDlq());
+  EXPECT_TRUE(Marker::parse("cancelled:2:c1:owed")->owesDlq());
+  EXPECT_FALSE(Marker::parse("cancelled:2:c1:owed")->terminal());
+  EXPECT_TRUE(Marker::parse("cancelled:2:c1:dlq")->terminal());
+  EXPECT_TRUE(Marker::parse("expired:1:t")->owesDlq());
+  EXPECT_FALSE(Marker::parse("expired:1:t")->terminal());
+  EXPECT_TRUE(Marker::parse("expired:1:t:dlq")->terminal());
+  EXPECT_FALSE(Marker::parse("cancelled:1:t:x"));
+  EXPECT_FALSE(Marker::parse("expired:1:t:owed"));
+}
+
 TEST(Marker, RejectsMalformedText) {
   for (const char* text : {"", "running", "running:x:t:1", "running:1:t", "failed:1", "failed:1:x",
                            "succeeded", "succeeded:1:t:extra", "failed:1:5:t:x", "exhausted:1",

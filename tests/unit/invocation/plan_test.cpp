@@ -26,6 +26,32 @@ TEST(Plan, HandlerNamesMayContainSpacesAndSlashes) {
   EXPECT_EQ(decoded->invocations.at(0).app, "shop");
 }
 
+// docs/replay.md "Copies": a replay copy's invocations say so (RELAY_TRIGGER=replay).
+TEST(Plan, AReplayInvocationKeepsItsTrigger) {
+  Plan plan;
+  plan.invocations.push_back({"shop", "h", 2, std::chrono::seconds(1), runtime::Trigger::kReplay});
+  EXPECT_EQ(encodePlan(plan), "r 2 1000 shop/h\n");
+  EXPECT_EQ(decodePlan(encodePlan(plan)), plan);
+}
+
+// docs/apps.md "Deadlines": beside the plan, only for the invocations that have any.
+TEST(Plan, LimitsAreTheirOwnTextAndApplyByField) {
+  Plan plan;
+  plan.invocations.push_back({"shop", "bin/a b.sh", 1, std::chrono::seconds(1)});
+  plan.invocations.push_back({"shop", "c", 1, std::chrono::seconds(1)});
+  EXPECT_EQ(encodeLimits(plan), "");
+  plan.invocations[0].deadline = std::chrono::hours(1);
+  plan.invocations[0].start_timeout = std::chrono::minutes(5);
+  EXPECT_EQ(encodeLimits(plan), "3600000 300000 shop/bin/a b.sh\n");
+  Plan decoded = *decodePlan(encodePlan(plan));
+  EXPECT_NE(decoded, plan);
+  ASSERT_TRUE(applyLimits(decoded, encodeLimits(plan)));
+  EXPECT_EQ(decoded, plan);
+  for (const char* bad : {"1 2 shop/h", "x 2 shop/h\n", "1 -2 shop/h\n", "1 shop/h\n"}) {
+    EXPECT_FALSE(applyLimits(decoded, bad)) << bad;
+  }
+}
+
 TEST(Plan, RejectsTextOfAnotherShape) {
   for (const char* text :
        {"e 3 20000 shop/h", "x 3 20000 shop/h\n", "e 0 20000 shop/h\n", "e 3 -1 shop/h\n",
