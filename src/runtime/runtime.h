@@ -68,12 +68,12 @@ struct InvocationSpec {
 /// `timeout 20s`.
 struct Outcome {
   bool succeeded = false;
-  bool cancelled = false;  // stopped by InvocationSpec::cancel (reason `cancelled`)
   std::string reason;
   std::chrono::nanoseconds duration{0};
   /// The handler's exit status when it exited by itself (not a signal, not the timeout): the
   /// lifecycle reads 75 as a retry-after request (docs/runtimes.md "Retry-after").
   std::optional<int> exit_code{};
+  bool cancelled = false;  // stopped by InvocationSpec::cancel (reason `cancelled`)
 };
 
 /// Receives the handler's output, one complete line at a time (without the newline), already

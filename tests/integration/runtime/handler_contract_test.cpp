@@ -227,8 +227,14 @@ TEST_F(HandlerContract, ACancelStopsTheHandlerAtOnceWithSigtermFirst) {
   spec.timeout = std::chrono::seconds(60);
   CancelSignal cancel;
   spec.cancel = &cancel;
-  std::thread canceller([&cancel] {
-    std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the handler is running
+  std::thread canceller([&] {
+    // Once the handler runs with its trap set (it said "ready"): a loaded machine may take
+    // seconds to start a sandbox or a container.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (output(spec).find("ready") == std::string::npos &&
+           std::chrono::steady_clock::now() < until) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
     cancel.request();
   });
   const auto outcome = run(spec);
