@@ -37,6 +37,8 @@ inline constexpr Millis kMaxTimeout = std::chrono::minutes(5);
 inline constexpr int kDefaultRetries = 4;
 inline constexpr int kMaxRetries = 20;
 inline constexpr std::string_view kDefaultTimeZone = "UTC";
+/// docs/apps.md "Deadlines": the longest `deadline` and `start_timeout`.
+inline constexpr Millis kMaxDeadline = std::chrono::hours(24 * 30);
 inline constexpr std::string_view kTemplateFileName = "template.yaml";
 
 // Flow control (docs/apps.md "Flow control"): the finest period or interval Relay keeps to.
@@ -113,6 +115,10 @@ struct Rule {
   std::shared_ptr<const pattern::Pattern> pattern;
   Millis timeout = kDefaultTimeout;
   int retries = kDefaultRetries;
+  /// docs/apps.md "Deadlines": from the event's publication, no attempt starts after
+  /// `deadline`, no first attempt after `start_timeout`; 0: none.
+  Millis deadline{0};
+  Millis start_timeout{0};
   /// The pattern as compact JSON (YAML core-schema typing kept: a quoted "1" stays a string),
   /// for `relay app inspect`.
   std::string pattern_json;
@@ -131,6 +137,8 @@ struct Schedule {
   int retries = kDefaultRetries;
   std::string payload_json = "{}";  // a JSON object, compact
   int line = 0;
+  Millis deadline{0};  // as Rule's, counted from the occurrence's publication
+  Millis start_timeout{0};
 };
 
 /// A loaded, valid app: its template with every default filled in. Immutable once built;

@@ -127,6 +127,8 @@ Json appDetailJson(const AppEntry& entry, WallTime now) {
                      {"timeout", formatDuration(rule.timeout)},
                      {"timeout_ms", rule.timeout.count()},
                      {"retries", rule.retries},
+                     {"deadline_ms", rule.deadline.count()},
+                     {"start_timeout_ms", rule.start_timeout.count()},
                      {"flow", flowJson(rule.flow)},
                      {"line", rule.line}});
   }
@@ -143,6 +145,8 @@ Json appDetailJson(const AppEntry& entry, WallTime now) {
                          {"timeout", formatDuration(schedule.timeout)},
                          {"timeout_ms", schedule.timeout.count()},
                          {"retries", schedule.retries},
+                         {"deadline_ms", schedule.deadline.count()},
+                         {"start_timeout_ms", schedule.start_timeout.count()},
                          {"payload", Json::parse(schedule.payload_json, nullptr, false)},
                          {"line", schedule.line},
                          {"next", std::move(next)}});

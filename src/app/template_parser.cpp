@@ -9,6 +9,7 @@
 #include "app/flow_reader.h"
 #include "app/names.h"
 #include "app/yaml_document.h"
+#include "common/duration.h"
 #include "pattern/compiler.h"
 #include "pattern/pattern.h"
 #include "runtime/egress_policy.h"
@@ -231,10 +232,11 @@ class TemplateParser {
   }
 
   std::optional<Rule> readRule(const Field& field, std::map<std::string, int>& handler_lines) {
-    const auto fields = reader_.readMap(field, "a map with handler and pattern",
-                                        {"handler", "pattern", "timeout", "retries", "throttle",
-                                         "concurrency", "dedupe", "debounce", "singleton"},
-                                        {"handler", "pattern"});
+    const auto fields =
+        reader_.readMap(field, "a map with handler and pattern",
+                        {"handler", "pattern", "timeout", "retries", "throttle", "concurrency",
+                         "dedupe", "debounce", "singleton", "deadline", "start_timeout"},
+                        {"handler", "pattern"});
     if (!fields) return std::nullopt;
     Rule rule;
     rule.line = yaml::line(field.value);
@@ -256,7 +258,25 @@ class TemplateParser {
       rule.retries = static_cast<int>(reader_.readInt(*retries, 0, kMaxRetries).value_or(0));
     }
     rule.flow = flow_.readRule(*fields);
+    readLimits(*fields, rule.deadline, rule.start_timeout);
     return rule;
+  }
+
+  // docs/apps.md "Deadlines": `deadline` and `start_timeout` of a rule or a schedule.
+  void readLimits(const Fields& fields, Millis& deadline, Millis& start_timeout) {
+    const Field* deadline_field = findField(fields, "deadline");
+    const Field* start_field = findField(fields, "start_timeout");
+    if (deadline_field) {
+      deadline = reader_.readDuration(*deadline_field, kMaxDeadline).value_or(Millis{0});
+    }
+    if (start_field) {
+      start_timeout = reader_.readDuration(*start_field, kMaxDeadline).value_or(Millis{0});
+    }
+    if (deadline.count() > 0 && start_timeout.count() > 0 && start_timeout > deadline) {
+      reader_.error(*start_field, "start_timeout " + formatDuration(start_timeout) +
+                                      " is longer than the deadline " + formatDuration(deadline) +
+                                      " (no attempt starts after the deadline)");
+    }
   }
 
   void compilePattern(const Field& field, Rule& rule) {
@@ -290,10 +310,10 @@ class TemplateParser {
   }
 
   std::optional<Schedule> readSchedule(const Field& field, std::map<std::string, int>& name_lines) {
-    const auto fields =
-        reader_.readMap(field, "a map with name, cron and handler",
-                        {"name", "cron", "timezone", "handler", "timeout", "retries", "payload"},
-                        {"name", "cron", "handler"});
+    const auto fields = reader_.readMap(field, "a map with name, cron and handler",
+                                        {"name", "cron", "timezone", "handler", "timeout",
+                                         "retries", "payload", "deadline", "start_timeout"},
+                                        {"name", "cron", "handler"});
     if (!fields) return std::nullopt;
     std::string name;
     if (const Field* name_field = findField(*fields, "name")) {
@@ -355,11 +375,14 @@ class TemplateParser {
         payload = dumpJson(*json);
       }
     }
+    Millis deadline{0}, start_timeout{0};
+    readLimits(*fields, deadline, start_timeout);
     if (!cron || !zone) return std::nullopt;
     std::string cron_text = cron->text();
     return Schedule{std::move(name),  std::move(cron_text), std::move(*cron),
                     std::move(*zone), std::move(handler),   timeout,
-                    retries,          std::move(payload),   yaml::line(field.value)};
+                    retries,          std::move(payload),   yaml::line(field.value),
+                    deadline,         start_timeout};
   }
 
   const std::string& name_;

@@ -82,6 +82,8 @@ Classification RegistryCatalog::classify(const invocation::Message& message, Wal
     planned.handler = match.rule->handler;
     planned.max_attempts = match.rule->retries + 1;
     planned.timeout = match.rule->timeout;
+    planned.deadline = match.rule->deadline;
+    planned.start_timeout = match.rule->start_timeout;
     planned.trigger = runtime::Trigger::kEvent;
     planned.flow = flowControl(*match.entry->app, *match.rule, *decoded.event);
     what.plan.invocations.push_back(std::move(planned));
@@ -151,6 +153,8 @@ Classification RegistryCatalog::classifySchedule(const invocation::Message& mess
   planned.handler = admission.schedule->handler;  // the CURRENT handler, resolved by name
   planned.max_attempts = admission.schedule->retries + 1;
   planned.timeout = admission.schedule->timeout;
+  planned.deadline = admission.schedule->deadline;
+  planned.start_timeout = admission.schedule->start_timeout;
   planned.trigger = runtime::Trigger::kSchedule;
   planned.flow = scheduleFlowControl(*admission.app->app);
   what.plan.invocations.push_back(std::move(planned));

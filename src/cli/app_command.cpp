@@ -40,6 +40,15 @@ struct InspectOptions {
 constexpr std::size_t kNextFireTimes = 3;
 std::string yesNo(bool value) { return value ? "yes" : "no"; }
 
+// docs/apps.md "Deadlines": the line `relay app inspect` prints when a rule or schedule has one.
+std::string deadlines(Millis deadline, Millis start_timeout) {
+  if (deadline.count() == 0 && start_timeout.count() == 0) return {};
+  std::string line = "      deadline: ";
+  line += deadline.count() > 0 ? formatDuration(deadline) : "none";
+  if (start_timeout.count() > 0) line += ", start_timeout: " + formatDuration(start_timeout);
+  return line + "\n";
+}
+
 std::string formatCpus(double cpus) {
   std::ostringstream out;
   out << cpus;
@@ -140,7 +149,8 @@ void printInspectLines(const app::AppEntry& entry, WallTime now, std::ostream& o
     out << "  [" << i << "] " << rule.handler << "  (template.yaml line " << rule.line << ")\n"
         << "      pattern:  " << rule.pattern->toString() << "\n"
         << "      timeout:  " << formatDuration(rule.timeout) << ", retries: " << rule.retries
-        << "\n";
+        << "\n"
+        << deadlines(rule.deadline, rule.start_timeout);
     for (const std::string& line : app::describeFlow(rule.flow)) {
       out << "      " << line << "\n";
     }
@@ -153,6 +163,7 @@ void printInspectLines(const app::AppEntry& entry, WallTime now, std::ostream& o
         << "      handler:  " << schedule.handler << "\n"
         << "      timeout:  " << formatDuration(schedule.timeout)
         << ", retries: " << schedule.retries << "\n"
+        << deadlines(schedule.deadline, schedule.start_timeout)
         << "      payload:  " << schedule.payload_json << "\n";
     const std::vector<app::FireTime> fires = app::nextFires(schedule, now, kNextFireTimes);
     if (fires.empty()) out << "      next:     never (no firing within 5 years)\n";
