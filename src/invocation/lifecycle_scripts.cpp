@@ -142,8 +142,6 @@ end
 for i, e in ipairs(plan) do
   local m = markers[i]
   local attempt = nil
-  -- Ended while it waited for its key (the cancel verb): its place in the queue goes.
-  if s.hash['relay:wait:' .. e.field] and (terminal(m) or owes_dlq(m)) then leave_queue(i, e) end
   -- docs/pipeline.md "Cancellation": what has not started does not start; a running attempt
   -- is stopped by its worker and recorded by its *complete*.
   local cancel = cancel_request(s, e.field)
@@ -533,9 +531,15 @@ constexpr const char* kCancel = R"LUA(
 local key, due, stream, cancels, paused_queue = KEYS[1], KEYS[2], KEYS[3], KEYS[4], KEYS[5]
 local id, target, dead, cancel_id = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
 local group, ttl = ARGV[5], tonumber(ARGV[6])
+-- The key gates of the recorded plan (flow_lua_library.h): a waiter cancelled leaves its key's
+-- queue. Asked for again with them when the plan has gates and the caller did not know it.
+local flow = flow_parse(ARGV[7] or '')
 local s = read_state(key)
 if s.retained() then return {'finished'} end
 local plan = s.plan()
+if (ARGV[7] or '') == '' and string.find(s.hash['relay:plan'] or '', '\t') then
+  return {'flow', s.hash['relay:plan']}
+end
 local pel = redis.call('XPENDING', stream, group, id, id, 1)[1]
 if not pel and not plan then
   if #redis.call('XRANGE', stream, id, id) == 0 then return {'missing'} end
@@ -561,9 +565,8 @@ if not plan then
 end
 local reply = {'applied'}
 local now = now_ms()
-local waited = false
 local wanted_app = string.match(target, '^(.*)/%*$')
-for _, e in ipairs(plan) do
+for i, e in ipairs(plan) do
   if target == '*' or target == e.field or wanted_app == string.match(e.field, '^([^/]*)') then
     local m = s.marker(e.field)
     reply[#reply + 1] = e.field
@@ -582,8 +585,14 @@ for _, e in ipairs(plan) do
       reply[#reply + 1] = m.token
     else
       local ran = m and m.attempt or 0
-      -- It waited for its flow control: the next *start* gives its place in line back.
-      if s.hash['relay:wait:' .. e.field] then waited = true end
+      -- It waited for its flow control: its place in its key's queue goes, and a slot promised
+      -- to it goes to the next waiter.
+      if s.hash['relay:wait:' .. e.field] then s.drop('relay:wait:' .. e.field) end
+      local g = flow.gates[i]
+      if g and g.key then
+        redis.call('ZREM', g.key.wait, id)
+        if redis.call('ZREM', g.key.run, 'w:' .. id) > 0 then flow_wake(flow, g.key, now) end
+      end
       local last = s.hash['relay:reason:' .. e.field]
       s.put(e.field, ended_marker('cancelled', ran, cancel_id, dead == '1'))
       s.put('relay:reason:' .. e.field, 'cancelled' .. (last and last ~= '' and
@@ -605,7 +614,7 @@ s.flush()
 -- What is left runs (or waits) as before; an owed DLQ entry is written by the next delivery.
 local owes = false
 for _, e in ipairs(plan) do owes = owes or owes_dlq(s.marker(e.field)) end
-if owes or waited then redis.call('ZADD', due, now, id) else reindex(s, plan, due, id) end
+if owes then redis.call('ZADD', due, now, id) else reindex(s, plan, due, id) end
 return reply
 )LUA";
 
@@ -640,6 +649,6 @@ LifecycleScripts::LifecycleScripts()
       acknowledge(script(kAcknowledge)),
       clear_missing(script(kClearMissing)),
       journal(script(kJournal)),
-      cancel(script(kCancel)) {}
+      cancel(flowScript(kCancel)) {}
 
 }  // namespace relay::invocation

@@ -63,14 +63,15 @@ std::string flowContext(const StreamKeys& names, std::vector<std::string>& keys,
 }
 
 // The flow gates of a start() request (flow_lua_library.h): their keys appended to `keys`.
+// `stream`: the stream's index in KEYS (the due index is always KEYS[2]).
 std::string startFlow(const StreamKeys& names, const Plan& plan, std::chrono::milliseconds promise,
-                      std::vector<std::string>& keys) {
+                      std::vector<std::string>& keys, const std::string& stream = "4") {
   std::string spec;
   for (std::size_t i = 0; i < plan.invocations.size(); ++i) {
     const PlannedInvocation& planned = plan.invocations[i];
     const FlowControl& flow = planned.flow;
     if (flow.empty()) continue;
-    if (spec.empty()) spec = flowContext(names, keys, "4", "2", promise, true);
+    if (spec.empty()) spec = flowContext(names, keys, stream, "2", promise, true);
     const std::string inv = std::to_string(i + 1);
     const std::string field = planned.field();
     for (const ThrottleGate& gate : flow.throttles) {
@@ -117,6 +118,18 @@ std::vector<std::string> evalsha(const redis::Script& script, std::vector<std::s
   for (std::string& key : keys) command.push_back(std::move(key));
   for (std::string& arg : args) command.push_back(std::move(arg));
   return command;
+}
+
+// The cancel script's {'flow', <recorded plan>}: asked again with the plan's flow gates.
+std::optional<std::string> flowOfCancel(const redis::ReplyView& reply) {
+  if (reply.size() != 2) return std::nullopt;
+  auto name = reply.at(0);
+  auto plan = reply.at(1);
+  if (!name.ok() || !plan.ok()) return std::nullopt;
+  auto kind = name->string();
+  auto text = plan->string();
+  if (!kind.ok() || *kind != "flow" || !text.ok()) return std::nullopt;
+  return std::string(*text);
 }
 
 }  // namespace
@@ -280,11 +293,22 @@ Status RedisLifecycleStore::clearMissing(std::string_view id) {
 Result<CancelVerdict> RedisLifecycleStore::cancel(std::string_view id,
                                                   const CancelRequest& request) {
   const StreamKeys& keys = settings_.keys;
-  auto reply = eval(scripts_.cancel,
-                    {keys.state(id), keys.due(), keys.stream, keys.cancels(), keys.pausedQueue()},
-                    {std::string(id), request.target, request.dead_letter ? "1" : "0", request.id,
-                     keys.group, millis(settings_.retention)});
+  std::vector<std::string> names = {keys.state(id), keys.due(), keys.stream, keys.cancels(),
+                                    keys.pausedQueue()};
+  std::vector<std::string> args = {std::string(id), request.target, request.dead_letter ? "1" : "0",
+                                   request.id,      keys.group,     millis(settings_.retention),
+                                   std::string()};
+  auto reply = eval(scripts_.cancel, names, args);
   if (!reply.ok()) return reply.error().toRelay();
+  if (auto recorded = flowOfCancel(*reply)) {
+    // The recorded plan has flow gates: again, with their keys, so that a waiter cancelled
+    // leaves its key's queue (docs/pipeline.md "Cancellation").
+    const std::optional<Plan> plan = decodePlan(*recorded);
+    if (!plan) return Error::internal("the recorded plan of " + std::string(id) + " is corrupt");
+    args.back() = startFlow(keys, *plan, settings_.key_promise, names, "3");
+    reply = eval(scripts_.cancel, names, args);
+    if (!reply.ok()) return reply.error().toRelay();
+  }
   return decodeCancel(*reply);
 }
 

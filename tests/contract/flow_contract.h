@@ -397,8 +397,62 @@ TYPED_TEST_P(FlowControlContract, ARetryAfterIsUnchargedUpToItsCap) {
   EXPECT_EQ(this->backend_.stat("shop/h", "retry_after"), 2);
 }
 
+// docs/pipeline.md "Cancellation": a waiter of a key that is cancelled leaves the key's queue;
+// one that was already promised the key's slot (woken, not started) gives it to the next in
+// line at once instead of holding it for the promise's 30 s.
+TYPED_TEST_P(FlowControlContract, ACancelledWaiterGivesItsPlaceAndItsPromisedSlotToTheNext) {
+  const Plan acme = keyedPlan(R"("acme")", 1);
+  const std::string a = this->backend_.deliver();
+  const std::string b = this->backend_.deliver();
+  const std::string c = this->backend_.deliver();
+  const std::string d = this->backend_.deliver();
+  ASSERT_EQ(this->start(a, acme, "t1").kind, StartVerdict::Kind::kRun);
+  ASSERT_EQ(this->start(b, acme, "t2").kind, StartVerdict::Kind::kPending);
+  ASSERT_EQ(this->start(c, acme, "t3").kind, StartVerdict::Kind::kPending);
+  ASSERT_EQ(this->start(d, acme, "t4").kind, StartVerdict::Kind::kPending);
+  // c is cancelled while it waits in line: it never runs and its message is done.
+  auto cancelled = this->store().cancel(c, CancelRequest{"*", false, "c1"});
+  ASSERT_TRUE(cancelled.ok()) << cancelled.error().message;
+  ASSERT_EQ(cancelled->invocations.size(), 1u);
+  EXPECT_EQ(cancelled->invocations[0].what, CancelledInvocation::What::kCancelled);
+  EXPECT_TRUE(cancelled->acked);
+  EXPECT_FALSE(this->waiting(c));
+  // a ends: b is promised the slot (due now); then b is cancelled before it starts.
+  EXPECT_EQ(this->completeHeld(a, "t1", success(), acme).woke, 1);
+  EXPECT_TRUE(this->dueNow(b));
+  auto second = this->store().cancel(b, CancelRequest{"shop/h", false, "c2"});
+  ASSERT_TRUE(second.ok()) << second.error().message;
+  EXPECT_EQ(second->invocations.at(0).what, CancelledInvocation::What::kCancelled);
+  // The slot went on to d, the next one still waiting: due now, and it starts.
+  EXPECT_TRUE(this->dueNow(d));
+  EXPECT_EQ(this->start(d, acme, "t5").kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(this->marker(b, "shop/h")->state, Marker::State::kCancelled);
+}
+
+// docs/apps.md "Deadlines": an invocation waiting for a throttle turn later than its deadline
+// is due at its deadline, and is dead-lettered then, not run at its turn.
+TYPED_TEST_P(FlowControlContract, AWaitForATurnEndsAtTheDeadlineThatComesFirst) {
+  Plan plan = throttledPlan(1, milliseconds(5'000), 0);
+  plan.invocations[0].deadline = milliseconds(300);
+  const std::string first = this->backend_.deliver();
+  const std::string late = this->backend_.deliver();
+  ASSERT_EQ(this->start(first, plan, "t1").kind, StartVerdict::Kind::kRun);
+  const StartVerdict waits = this->start(late, plan, "t2");
+  ASSERT_EQ(waits.kind, StartVerdict::Kind::kPending);
+  const std::int64_t born = std::stoll(late.substr(0, late.find('-')));
+  EXPECT_LE(waits.until, born + 300);  // not its turn, 5 s away
+  this->backend_.pass(milliseconds(born + 310 - this->backend_.nowMs()));
+  const StartVerdict ended = this->start(late, plan, "t3");
+  ASSERT_EQ(ended.kind, StartVerdict::Kind::kOwesDlq);
+  ASSERT_EQ(ended.owed_states.size(), 1u);
+  EXPECT_EQ(ended.owed_states[0], "expired");
+  EXPECT_EQ(this->marker(late, "shop/h")->state, Marker::State::kExpired);
+}
+
 REGISTER_TYPED_TEST_SUITE_P(
-    FlowControlContract, AThrottleAdmitsItsBurstThenReservesTurnsOldestFirst,
+    FlowControlContract, ACancelledWaiterGivesItsPlaceAndItsPromisedSlotToTheNext,
+    AWaitForATurnEndsAtTheDeadlineThatComesFirst,
+    AThrottleAdmitsItsBurstThenReservesTurnsOldestFirst,
     NoWindowOfAThrottleAdmitsMoreThanLimitPlusBurst, AKeyLimitQueuesTheNextEventAndAnOutcomeWakesIt,
     AKeySlotOfALostWorkerIsFreedWithItsClaim, TheTakeoverOfAClaimGivesItsKeySlotBack,
     ReleaseFreesTheKeySlotAndRenewalHoldsIt, ADuplicateEventIsDeduplicatedUntilItsKeyExpires,

@@ -311,7 +311,6 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
     }
     verdict.kind = Kind::kApplied;
     const invocation::Plan plan = planOf(key);
-    bool waited = false;
     for (const auto& planned : plan.invocations) {
       const std::string name = planned.field();
       if (request.target != "*" && request.target != name && request.target != planned.app + "/*")
@@ -329,8 +328,11 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
         invocation.token = m->token;
         due_[key] = nowMs();
       } else {
-        // It waited for its flow control: the next start gives its place in line back.
-        waited = waited || state_[key].count(std::string(invocation::kWaitPrefix) + name) > 0;
+        // It waited for its flow control: its place in its key's queue goes, and a slot
+        // promised to it goes to the next waiter (the cancel script's leave_queue).
+        state_[key].erase(std::string(invocation::kWaitPrefix) + name);
+        InMemoryFlow::Context ctx = flowContext();
+        flow_.leave(planned, key, ctx);
         endNow(key, name, State::kCancelled, m ? m->attempt : 0, request.id, request.dead_letter,
                "cancelled");
         invocation.what = What::kCancelled;
@@ -348,7 +350,7 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
       auto m = markerOf(key, planned.field());
       owes = owes || (m && m->owesDlq());
     }
-    if (owes || waited) {
+    if (owes) {
       due_[key] = nowMs();
     } else {
       reindex(key);
@@ -676,12 +678,6 @@ class InMemoryLifecycleStore final : public invocation::LifecycleStore {
       auto m = markers[i];
       std::optional<int> attempt;
       // docs/pipeline.md "Cancellation": what has not started does not start.
-      const std::string wait_field = std::string(invocation::kWaitPrefix) + planned.field();
-      if (state_[key].count(wait_field) && m && (m->terminal() || m->owesDlq())) {
-        // Ended while it waited for its key (cancel): its place in the queue goes.
-        state_[key].erase(wait_field);
-        flow_.leave(planned, key, ctx);
-      }
       if (auto dead = cancelRequest(key, planned);
           dead && !(m && (m->terminal() || m->held() || m->owesDlq()))) {
         m = endNow(key, planned.field(), State::kCancelled, m ? m->attempt : 0, request.token,
