@@ -8,21 +8,6 @@
 namespace relay::catalog {
 namespace {
 
-// KEYS: dedupe key, stream. ARGV: ttl-ms, then the entry's field/value pairs.
-// Returns {1, entry-id} when this call published the occurrence, {0, id-of-the-first} when a
-// call (of any worker) already had. EXISTS before XADD, so a failing XADD leaves no key behind.
-constexpr const char* kPublish = R"LUA(
-local key, stream, ttl = KEYS[1], KEYS[2], ARGV[1]
-if redis.call('EXISTS', key) == 1 then
-  return {0, redis.call('GET', key)}
-end
-local fields = {}
-for i = 2, #ARGV do fields[#fields + 1] = ARGV[i] end
-local id = redis.call('XADD', stream, '*', unpack(fields))
-redis.call('SET', key, id, 'PX', ttl)
-return {1, id}
-)LUA";
-
 std::string scheduleKey(const std::string& app, const std::string& schedule) {
   return app + "/" + schedule;  // neither name can hold a '/'
 }
@@ -38,7 +23,7 @@ SchedulePublisher::SchedulePublisher(PublisherSettings settings, redis::Endpoint
       metrics_(metrics),
       logger_(logger),
       clock_(clock),
-      script_(kPublish),
+      publication_(settings_.stream, settings_.dedupe_ttl),
       planner_(settings_.catch_up_window, settings_.recheck_window,
                settings_.recheck_per_schedule) {}
 
@@ -49,21 +34,10 @@ std::string SchedulePublisher::dedupeKey(const schedule::Occurrence& occurrence)
 redis::Result<std::optional<std::string>> SchedulePublisher::publish(
     redis::Connection& redis, const schedule::Occurrence& occurrence,
     std::string_view payload_json) {
-  auto reply = redis.eval(
-      script_, {dedupeKey(occurrence), settings_.stream},
-      {std::to_string(settings_.dedupe_ttl.count()), std::string(schedule::kEnvelopeField),
-       occurrence.envelope(), "event", occurrence.payload(payload_json)});
-  if (!reply.ok()) return reply.error();
-  auto created = reply->at(0);
-  if (!created.ok()) return created.error();
-  auto flag = created->integer();
-  if (!flag.ok()) return flag.error();
-  auto id = reply->at(1);
-  if (!id.ok()) return id.error();
-  auto text = id->string();
-  if (!text.ok()) return text.error();
-  if (*flag == 0) return std::optional<std::string>();
-  return std::optional<std::string>(std::string(*text));
+  auto outcome = publication_.publish(redis, occurrence, payload_json);
+  if (!outcome.ok()) return outcome.error();
+  if (!outcome->published) return std::optional<std::string>();
+  return std::optional<std::string>(std::move(outcome->message_id));
 }
 
 bool SchedulePublisher::recheck(redis::Connection& redis, const app::Snapshot& snapshot,

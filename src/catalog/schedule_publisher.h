@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "app/registry.h"
+#include "catalog/occurrence_publication.h"
 #include "common/clock.h"
 #include "common/stop_signal.h"
 #include "observability/logger.h"
@@ -14,7 +15,6 @@
 #include "redis/connection.h"
 #include "redis/endpoint.h"
 #include "redis/reconnect.h"
-#include "redis/script.h"
 #include "schedule/occurrence.h"
 #include "schedule/occurrence_planner.h"
 
@@ -25,7 +25,7 @@ struct PublisherSettings {
   std::string stream = "events";
   /// Lifetime of a dedupe key. Longer than the catch-up window, so a catch-up never publishes
   /// an occurrence again that another worker (or this one, before a restart) already did.
-  std::chrono::milliseconds dedupe_ttl = std::chrono::hours(48);
+  std::chrono::milliseconds dedupe_ttl = kOccurrenceRecordTtl;
   std::chrono::minutes catch_up_window = std::chrono::hours(24);
   /// How long (in complete rounds' time) an occurrence this worker dealt with is rechecked, and
   /// at most how many per schedule (docs/schedules.md "Failover"): longer than a failover takes
@@ -92,7 +92,7 @@ class SchedulePublisher {
   observability::Metrics& metrics_;
   observability::Logger& logger_;
   Clock& clock_;
-  redis::Script script_;
+  OccurrencePublication publication_;
   schedule::OccurrencePlanner planner_;
   StopSignal stopping_;
 };
