@@ -28,6 +28,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   addPublishCommand(root, context);
   addBacktestCommand(root, context);
   addDoctorCommand(root, context);
+  addScheduleCommand(root, context);
   const auto known = [&root](const std::string& name) {
     return !root.get_subcommands([&name](CLI::App* sub) { return sub->check_name(name); }).empty();
   };

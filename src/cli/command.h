@@ -57,5 +57,6 @@ void addConsoleCommand(CLI::App& root, CommandContext& context);
 void addPublishCommand(CLI::App& root, CommandContext& context);
 void addBacktestCommand(CLI::App& root, CommandContext& context);
 void addDoctorCommand(CLI::App& root, CommandContext& context);
+void addScheduleCommand(CLI::App& root, CommandContext& context);
 
 }  // namespace relay::cli
