@@ -90,6 +90,16 @@ local function flow_give_back(flow, k, token, now)
   redis.call('ZREM', k.run, token)
   return flow_wake(flow, k, now)
 end
+-- Invocation i (its field) leaves its key's queue for good (superseded, cancelled, expired):
+-- it waits for nothing any more, and a slot promised to it goes to the next waiter.
+local function flow_leave(flow, i, field, s, id, now)
+  if s.hash['relay:wait:' .. field] then s.drop('relay:wait:' .. field) end
+  local g = flow.gates[i]
+  if g and g.key then
+    redis.call('ZREM', g.key.wait, id)
+    if redis.call('ZREM', g.key.run, 'w:' .. id) > 0 then flow_wake(flow, g.key, now) end
+  end
+end
 -- A message's plan is recorded (its arrival): the dedupe key is taken or found taken, and it
 -- becomes the latest event of its debounce burst and of its singleton key.
 local function flow_arrive(flow, plan, s, id, now)

@@ -118,19 +118,9 @@ end
 local function wait_until(at)
   if earliest == nil or at < earliest then earliest = at end
 end
--- Invocation i leaves its key's queue for good (superseded, cancelled, expired): a slot
--- promised to it goes to the next waiter.
-local function leave_queue(i, e)
-  if s.hash['relay:wait:' .. e.field] then s.drop('relay:wait:' .. e.field) end
-  local g = flow.gates[i]
-  if g and g.key then
-    redis.call('ZREM', g.key.wait, id)
-    if redis.call('ZREM', g.key.run, 'w:' .. id) > 0 then flow_wake(flow, g.key, now) end
-  end
-end
 -- The invocation ends here without another attempt (cancelled, or its deadline passed).
 local function end_now(i, e, state, ran, dead, why)
-  leave_queue(i, e)
+  flow_leave(flow, i, e.field, s, id, now)
   local m = {state = state, attempt = ran, token = token, dead = dead, dlq = false}
   s.put(e.field, ended_marker(state, ran, token, dead))
   local last = s.hash['relay:reason:' .. e.field]
@@ -187,7 +177,7 @@ for i, e in ipairs(plan) do
     elseif gate and gate[1] == 'superseded' then
       -- A newer event of its key replaced it before it ever ran: nothing is owed.
       s.put(e.field, 'superseded:0:' .. gate[2])
-      leave_queue(i, e)
+      flow_leave(flow, i, e.field, s, id, now)
       stat(flow.stats, e.field, 'superseded', 1)
       flow_note(flow, 'superseded', i, gate[2])
     elseif gate then
@@ -585,14 +575,7 @@ for i, e in ipairs(plan) do
       reply[#reply + 1] = m.token
     else
       local ran = m and m.attempt or 0
-      -- It waited for its flow control: its place in its key's queue goes, and a slot promised
-      -- to it goes to the next waiter.
-      if s.hash['relay:wait:' .. e.field] then s.drop('relay:wait:' .. e.field) end
-      local g = flow.gates[i]
-      if g and g.key then
-        redis.call('ZREM', g.key.wait, id)
-        if redis.call('ZREM', g.key.run, 'w:' .. id) > 0 then flow_wake(flow, g.key, now) end
-      end
+      flow_leave(flow, i, e.field, s, id, now)  -- it may have waited for its flow control
       local last = s.hash['relay:reason:' .. e.field]
       s.put(e.field, ended_marker('cancelled', ran, cancel_id, dead == '1'))
       s.put('relay:reason:' .. e.field, 'cancelled' .. (last and last ~= '' and

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "fakes/fake_clock.h"
+#include "fakes/forwarding_store.h"
 #include "fakes/in_memory_lifecycle_store.h"
 
 namespace relay::invocation {
@@ -18,56 +19,21 @@ using std::chrono::hours;
 using std::chrono::milliseconds;
 
 /// The in-memory store with a hook into renew() and a count of heartbeats.
-class HookedStore final : public LifecycleStore {
+class HookedStore final : public relay::testing::ForwardingStore {
  public:
-  explicit HookedStore(LifecycleStore& inner) : inner_(inner) {}
-  Result<StartVerdict> start(std::string_view id, const StartRequest& request) override {
-    return inner_.start(id, request);
-  }
-  Result<BeginVerdict> begin(std::string_view id, std::string_view field,
-                             std::string_view token) override {
-    return inner_.begin(id, field, token);
-  }
+  using ForwardingStore::ForwardingStore;
   Status heartbeat(const ClaimTimes& times) override {
     ++heartbeats;
-    return inner_.heartbeat(times);
-  }
-  Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
-                                   std::string_view token, const AttemptResult& result,
-                                   const DlqEntry* dlq, const AttemptRecord* finished,
-                                   const FlowControl* flow) override {
-    return inner_.complete(id, field, token, result, dlq, finished, flow);
-  }
-  Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
-                                 std::string_view token, std::chrono::milliseconds retry_after,
-                                 bool unjournal, const FlowControl* flow) override {
-    return inner_.release(id, field, token, retry_after, unjournal, flow);
+    return ForwardingStore::heartbeat(times);
   }
   Result<RenewVerdict> renew(std::string_view id, std::string_view field, std::string_view token,
                              std::chrono::milliseconds extend, const FlowControl* flow) override {
     if (on_renew) on_renew();
-    return inner_.renew(id, field, token, extend, flow);
-  }
-  Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,
-                              const DlqEntry& entry) override {
-    return inner_.writeDlq(id, field, entry);
-  }
-  Result<AckVerdict> acknowledge(std::string_view id, bool obsolete) override {
-    return inner_.acknowledge(id, obsolete);
-  }
-  Status clearMissing(std::string_view id) override { return inner_.clearMissing(id); }
-  Result<CancelVerdict> cancel(std::string_view id, const CancelRequest& request) override {
-    return inner_.cancel(id, request);
-  }
-  Status journal(std::string_view id, const AttemptRecord& record) override {
-    return inner_.journal(id, record);
+    return ForwardingStore::renew(id, field, token, extend, flow);
   }
 
   std::function<void()> on_renew;
   int heartbeats = 0;
-
- private:
-  LifecycleStore& inner_;
 };
 
 class ClaimRenewerTest : public ::testing::Test {

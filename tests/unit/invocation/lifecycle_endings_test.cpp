@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "fakes/forwarding_store.h"
 #include "fakes/in_memory_lifecycle_store.h"
 #include "invocation/lifecycle.h"
 #include "invocation/running_attempts.h"
@@ -28,53 +29,16 @@ PlannedInvocation endingOf(const std::string& handler, int max_attempts = 5) {
 
 /// The in-memory store with a hook after each start(): the moment between a claim and its
 /// attempt's registration, where a cancellation may land.
-class StartHookStore final : public LifecycleStore {
+class StartHookStore final : public relay::testing::ForwardingStore {
  public:
-  explicit StartHookStore(relay::testing::InMemoryLifecycleStore& inner) : inner_(inner) {}
+  using ForwardingStore::ForwardingStore;
   std::function<void(std::string_view id, const StartRequest&, const StartVerdict&)> after_start;
 
   Result<StartVerdict> start(std::string_view id, const StartRequest& request) override {
-    auto verdict = inner_.start(id, request);
+    auto verdict = ForwardingStore::start(id, request);
     if (verdict.ok() && after_start) after_start(id, request, *verdict);
     return verdict;
   }
-  Result<BeginVerdict> begin(std::string_view id, std::string_view field,
-                             std::string_view token) override {
-    return inner_.begin(id, field, token);
-  }
-  Status heartbeat(const ClaimTimes& times) override { return inner_.heartbeat(times); }
-  Result<CompleteVerdict> complete(std::string_view id, std::string_view field,
-                                   std::string_view token, const AttemptResult& result,
-                                   const DlqEntry* dlq, const AttemptRecord* finished,
-                                   const FlowControl* flow) override {
-    return inner_.complete(id, field, token, result, dlq, finished, flow);
-  }
-  Result<ReleaseVerdict> release(std::string_view id, std::string_view field,
-                                 std::string_view token, milliseconds retry_after, bool unjournal,
-                                 const FlowControl* flow) override {
-    return inner_.release(id, field, token, retry_after, unjournal, flow);
-  }
-  Result<RenewVerdict> renew(std::string_view id, std::string_view field, std::string_view token,
-                             milliseconds extend, const FlowControl* flow) override {
-    return inner_.renew(id, field, token, extend, flow);
-  }
-  Result<DlqVerdict> writeDlq(std::string_view id, std::string_view field,
-                              const DlqEntry& entry) override {
-    return inner_.writeDlq(id, field, entry);
-  }
-  Result<AckVerdict> acknowledge(std::string_view id, bool obsolete_occurrence) override {
-    return inner_.acknowledge(id, obsolete_occurrence);
-  }
-  Status clearMissing(std::string_view id) override { return inner_.clearMissing(id); }
-  Result<CancelVerdict> cancel(std::string_view id, const CancelRequest& request) override {
-    return inner_.cancel(id, request);
-  }
-  Status journal(std::string_view id, const AttemptRecord& record) override {
-    return inner_.journal(id, record);
-  }
-
- private:
-  relay::testing::InMemoryLifecycleStore& inner_;
 };
 
 class LifecycleEndings : public ::testing::Test, protected LifecycleParts {
