@@ -51,7 +51,8 @@ TEST_F(TemplateErrors, UnknownTopLevelKeySuggestsTheClosestKey) {
 TEST_F(TemplateErrors, UnknownKeyListsTheAllowedKeysWhenNoneIsClose) {
   EXPECT_EQ(errorsFor(std::string("runtime: exec\n") + kRule + "    colour: red\n"),
             expected({"5:5: events[0]: unknown key \"colour\" (expected one of: handler, pattern, "
-                      "timeout, retries, throttle, concurrency, dedupe, debounce, singleton)"}));
+                      "timeout, retries, throttle, concurrency, dedupe, debounce, singleton, "
+                      "deadline, start_timeout)"}));
 }
 
 TEST_F(TemplateErrors, MissingRuntimeIsReportedAtTheTop) {
@@ -444,7 +445,7 @@ TEST_F(TemplateErrors, MultiErrorTemplateReportsEveryProblemInOrder) {
                       "9:14: events[0].retries: must be between 0 and 20, got -1",
                       "10:14: events[1].handler: bin/nope.sh does not exist in the app directory",
                       "17:5: schedules[0]: unknown key \"extra\" (expected one of: name, cron, "
-                      "timezone, handler, timeout, retries, payload)"}));
+                      "timezone, handler, timeout, retries, payload, deadline, start_timeout)"}));
 }
 
 }  // namespace
