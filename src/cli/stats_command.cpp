@@ -63,7 +63,8 @@ void runStats(const StatsOptions& options, CommandContext& context) {
                       {"deferred", row.deferred},
                       {"deduplicated", row.deduplicated},
                       {"superseded", row.superseded},
-                      {"retry_after", row.retry_after}});
+                      {"retry_after", row.retry_after},
+                      {"cancelled", row.cancelled}});
     }
     Json out = {{"stream", session->keys.stream}, {"group", session->keys.group}};
     if (backlog.ok()) {
@@ -98,12 +99,16 @@ void runStats(const StatsOptions& options, CommandContext& context) {
   const bool flow = std::any_of(rows.begin(), rows.end(), [](const stream::HandlerStats& row) {
     return row.deferred + row.deduplicated + row.superseded + row.retry_after > 0;
   });
+  // Likewise the cancelled runs (docs/pipeline.md "Cancellation") once some were.
+  const bool cancels = std::any_of(
+      rows.begin(), rows.end(), [](const stream::HandlerStats& row) { return row.cancelled > 0; });
   std::vector<std::vector<std::string>> table = {
       {"APP", "HANDLER", "SUCCEEDED", "FAILED", "DLQ", "RUNS", "TOTAL TIME", "AVG TIME"}};
   if (flow) {
     table.front().insert(table.front().end(),
                          {"DEFERRED", "DEDUPLICATED", "SUPERSEDED", "RETRY-AFTER"});
   }
+  if (cancels) table.front().push_back("CANCELLED");
   for (const stream::HandlerStats& row : rows) {
     table.push_back({printable(row.app), printable(row.handler), std::to_string(row.succeeded),
                      std::to_string(row.failed), std::to_string(row.dead_lettered),
@@ -114,6 +119,7 @@ void runStats(const StatsOptions& options, CommandContext& context) {
                           {std::to_string(row.deferred), std::to_string(row.deduplicated),
                            std::to_string(row.superseded), std::to_string(row.retry_after)});
     }
+    if (cancels) table.back().push_back(std::to_string(row.cancelled));
   }
   printTable(context.out, table);
 }
@@ -135,7 +141,8 @@ void addStatsCommand(CLI::App& root, CommandContext& context) {
   CLI::App* command = root.add_subcommand(
       "stats",
       "Per app/handler totals every worker records: succeeded, failed, dead-lettered, time, "
-      "and flow control's deferred, deduplicated, superseded and retry-after counts");
+      "flow control's deferred, deduplicated, superseded and retry-after counts, and cancelled "
+      "runs");
   command->add_flag("--json", options->json,
                     "Print one JSON object: the ready backlog and one object per app/handler");
   CLI::App* reset = command->add_subcommand("reset", "Clear the statistics of every worker");

@@ -84,6 +84,8 @@ Metrics::Metrics() {
   declare("relay_group_recreated_total", "counter",
           "Times this worker found the consumer group missing and re-created it at its recorded "
           "position.");
+  declare("relay_cancellations_total", "counter",
+          "Running attempts this worker stopped because relay cancel named them.");
   declare("relay_oldest_pending_age_seconds", "gauge",
           "Age of the group's oldest pending message (0: nothing pending).");
   declare("relay_oldest_pending_info", "gauge",
@@ -199,6 +201,11 @@ void Metrics::countTrimmed(std::string_view target, long long entries) {
 }
 
 void Metrics::countGroupRecreated() { add("relay_group_recreated_total", {}, 1); }
+
+void Metrics::countCancellation(std::string_view app, std::string_view handler) {
+  add("relay_cancellations_total", {{"app", std::string(app)}, {"handler", std::string(handler)}},
+      1);
+}
 
 void Metrics::setOldestPending(double age_seconds, std::string_view id, std::string_view consumer,
                                std::string_view reason) {

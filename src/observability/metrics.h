@@ -46,6 +46,9 @@ class Metrics {
   // relay_trimmed_entries_total{target}: stream, dlq (REDIS_STREAM_RETENTION/REDIS_DLQ_RETENTION).
   void countTrimmed(std::string_view target, long long entries);
   void countGroupRecreated();  // relay_group_recreated_total
+  // relay_cancellations_total{app,handler}: running attempts this worker stopped because a
+  // cancel named them (docs/pipeline.md "Cancellation").
+  void countCancellation(std::string_view app, std::string_view handler);
   /// relay_oldest_pending_age_seconds, and relay_oldest_pending_info{id,consumer,reason} 1 for
   /// that message alone (no series while nothing is pending: empty `id`).
   void setOldestPending(double age_seconds, std::string_view id, std::string_view consumer,

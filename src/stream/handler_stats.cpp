@@ -56,6 +56,8 @@ std::vector<HandlerStats> parseStats(const std::vector<std::pair<std::string, st
         candidate.superseded = count;
       } else if (counter == kStatsRetryAfter) {
         candidate.retry_after = count;
+      } else if (counter == kStatsCancelled) {
+        candidate.cancelled = count;
       } else {
         continue;
       }
@@ -71,6 +73,7 @@ std::vector<HandlerStats> parseStats(const std::vector<std::pair<std::string, st
     row.deduplicated += candidate.deduplicated;
     row.superseded += candidate.superseded;
     row.retry_after += candidate.retry_after;
+    row.cancelled += candidate.cancelled;
   }
   std::vector<HandlerStats> out;
   out.reserve(rows.size());

@@ -20,9 +20,12 @@ struct HandlerStats {
   long long deduplicated = 0;  // never run: an earlier event of its dedupe key ran
   long long superseded = 0;    // never run: a newer event of its debounce or singleton key did
   long long retry_after = 0;   // runs that exited 75 and were rescheduled uncharged
+  /// Runs stopped by `relay cancel` (docs/pipeline.md "Cancellation"); not failures. What was
+  /// cancelled before it started never ran and is not counted here.
+  long long cancelled = 0;
 
-  /// Every run of the handler: the ones that asked to be retried later ran too.
-  long long runs() const { return succeeded + failed + retry_after; }
+  /// Every run of the handler: the ones that asked to be retried later or were stopped ran too.
+  long long runs() const { return succeeded + failed + retry_after + cancelled; }
 };
 
 /// Counter names, the part of a hash field after the last `:`. The lifecycle scripts increment
@@ -36,6 +39,7 @@ inline constexpr std::string_view kStatsDeferred = "deferred";
 inline constexpr std::string_view kStatsDeduplicated = "deduplicated";
 inline constexpr std::string_view kStatsSuperseded = "superseded";
 inline constexpr std::string_view kStatsRetryAfter = "retry_after";
+inline constexpr std::string_view kStatsCancelled = "cancelled";
 
 /// The hash field of one counter: `<app>/<handler>:<counter>`.
 std::string statsField(std::string_view app, std::string_view handler, std::string_view counter);

@@ -108,7 +108,10 @@ void TracingObserver::onAttemptEnd(const invocation::AttemptInfo& attempt,
   if (outcome == nullptr) {
     span.set("relay.outcome", "not_started");
   } else {
-    span.set("relay.outcome", outcome->succeeded ? "succeeded" : "failed");
+    // docs/pipeline.md "Cancellation": a stopped handler's span says so, not just "failed".
+    span.set("relay.outcome", outcome->succeeded   ? "succeeded"
+                              : outcome->cancelled ? "cancelled"
+                                                   : "failed");
     span.set("relay.duration_ms",
              static_cast<std::int64_t>(
                  std::chrono::duration_cast<std::chrono::milliseconds>(outcome->duration).count()));

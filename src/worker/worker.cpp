@@ -150,7 +150,9 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
                                                           w.logger_, clock);
   w.lifecycle_ = std::make_unique<invocation::Lifecycle>(
       std::move(lifecycle), *w.catalog_, backend, *w.limiter_, w.renewer_.get(), *w.observer_,
-      w.metrics_, w.logger_, clock, random);
+      w.metrics_, w.logger_, clock, random, &w.running_);
+  w.cancels_ = std::make_unique<CancelWatcher>(w.internals_.cancels, config.redis, keys, w.running_,
+                                               w.metrics_, w.logger_, clock);
   stream::ConsumerSettings consumer = w.internals_.consumer;
   consumer.stream = config.stream;
   consumer.group = config.group;
@@ -316,8 +318,11 @@ void Worker::run() {
   // answer yet, the watcher's next poll applies them).
   if (auto redis = redis::Connection::create(config_.redis); redis.ok()) {
     (void)pauses_->pollOnce(**redis);
+    // Cancels are read from here on: an attempt this worker starts can be stopped.
+    (void)cancels_->position(**redis);
   }
   pauses_->start();
+  cancels_->start();
   const auto snapshot = registry_->snapshot();
   for (const app::AppEntry& entry : snapshot->apps()) {
     metrics_.setAppPaused(entry.name, pauses_->paused(entry.name));
@@ -352,6 +357,8 @@ void Worker::run() {
   std::thread systemd;
   if (systemd_) systemd = namedThread("relay-systemd", [this] { notifySystemd(); });
   consumer_->run();
+  // The handlers have ended: a graceful stop's drain could still be cancelled until now.
+  cancels_->stop();
   stopping_ = true;
   systemd_stop_.request();
   if (systemd.joinable()) systemd.join();

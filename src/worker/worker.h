@@ -20,12 +20,14 @@
 #include "invocation/lifecycle.h"
 #include "invocation/lifecycle_observer.h"
 #include "invocation/redis_lifecycle_store.h"
+#include "invocation/running_attempts.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
 #include "runtime/runtime.h"
 #include "stream/consumer.h"
 #include "stream/trimmer.h"
 #include "tracing/tracer.h"
+#include "worker/cancel_watcher.h"
 #include "worker/housekeeper.h"
 #include "worker/pause_watcher.h"
 #include "worker/redis_template_keeper.h"
@@ -53,6 +55,7 @@ struct WorkerInternals {
   catalog::PublisherSettings schedules;   // the stream is taken from the config
   catalog::OccurrenceChecks occurrences;  // the publication check is the worker's own
   PauseSettings pauses;
+  CancelSettings cancels;
 };
 
 /// The composition root of `relay start`: builds the logger, metrics, runtime, app registry,
@@ -115,6 +118,10 @@ class Worker {
   std::unique_ptr<invocation::StoreHealth> store_health_;
   std::unique_ptr<invocation::LifecycleStore> renewer_store_;
   std::unique_ptr<invocation::ClaimRenewer> renewer_;
+  /// The attempts running here, which the cancel watcher stops (docs/pipeline.md
+  /// "Cancellation"); before the lifecycle that registers them.
+  invocation::RunningAttempts running_;
+  std::unique_ptr<CancelWatcher> cancels_;
   std::unique_ptr<invocation::Lifecycle> lifecycle_;
   std::unique_ptr<stream::Consumer> consumer_;
   std::unique_ptr<stream::Trimmer> trimmer_;

@@ -503,6 +503,29 @@ TEST_F(DlqCli, StatsShowsTheFlowControlCounts) {
   EXPECT_EQ(rows[1]["runs"], 4);
 }
 
+// Runs stopped by relay cancel (docs/pipeline.md "Cancellation") are runs; their column appears
+// once a handler has one, and --json always has it.
+TEST_F(DlqCli, StatsShowsTheCancelledRuns) {
+  ASSERT_TRUE(redis_
+                  ->command({"HSET", "relay:events:stats", "shop/bin/pay.sh:succeeded", "3",
+                             "shop/bin/pay.sh:duration_seconds", "5.0", "shop/bin/pay.sh:cancelled",
+                             "2", "shop/bin/h.sh:failed", "1"})
+                  .ok());
+  BinaryRun run = relay({"stats"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out,
+            "ready backlog: - (consumer group \"relay\" of stream \"events\" does not exist)\n"
+            "APP   HANDLER     SUCCEEDED  FAILED  DLQ  RUNS  TOTAL TIME  AVG TIME  CANCELLED\n"
+            "shop  bin/h.sh    0          1       0    1     0.000s      0.000s    0\n"
+            "shop  bin/pay.sh  3          0       0    5     5.000s      1.000s    2\n");
+  run = relay({"stats", "--json"});
+  const json rows = json::parse(run.out)["handlers"];
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0]["cancelled"], 0);
+  EXPECT_EQ(rows[1]["cancelled"], 2);
+  EXPECT_EQ(rows[1]["runs"], 5);
+}
+
 TEST_F(DlqCli, CommandsFollowREDIS_STREAM) {
   ASSERT_TRUE(redis_->command({"XADD", "relay:orders:dlq", "*", "app", "-", "reason", "x"}).ok());
   const BinaryRun run =

@@ -48,6 +48,18 @@ TEST(ParseStats, ReadsTheFlowControlCounters) {
   EXPECT_EQ(rows[0].runs(), 10);
 }
 
+// docs/pipeline.md "Cancellation": a run stopped by relay cancel ran the handler: a run, not a
+// failure.
+TEST(ParseStats, ReadsTheCancelledRunsAsRuns) {
+  const auto rows = parseStats({{"shop/pay.sh:cancelled", "2"},
+                                {"shop/pay.sh:succeeded", "5"},
+                                {"shop/pay.sh:failed", "1"}});
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].cancelled, 2);
+  EXPECT_EQ(rows[0].failed, 1);
+  EXPECT_EQ(rows[0].runs(), 8);
+}
+
 TEST(ParseStats, HandlerPathsMayHoldSlashesAndColons) {
   const auto rows = parseStats({{"app/bin/x:y.sh:failed", "4"}});
   ASSERT_EQ(rows.size(), 1u);

@@ -146,6 +146,25 @@ TEST_F(TracingObserverTest, AMalformedTracestateIsDroppedAndTheTraceparentKept) 
   EXPECT_NE(log_.str().find("malformed tracestate ignored"), std::string::npos) << log_.str();
 }
 
+// docs/pipeline.md "Cancellation": a handler stopped by a cancel says so, with its reason.
+TEST_F(TracingObserverTest, ACancelledAttemptsSpanSaysCancelled) {
+  const auto delivered = message({{"event", "{}"}});
+  observer_.onMessage(delivered);
+  observer_.onClassified(delivered, matched());
+  std::vector<std::pair<std::string, std::string>> env;
+  const invocation::AttemptInfo attempt{delivered, planned_, 1};
+  observer_.onAttemptStart(attempt, env);
+  runtime::Outcome outcome;
+  outcome.reason = "cancelled";
+  outcome.duration = std::chrono::milliseconds(7);
+  outcome.cancelled = true;
+  observer_.onAttemptEnd(attempt, &outcome);
+  ASSERT_EQ(tracer_.spans.size(), 2u);
+  EXPECT_EQ(tracer_.spans[1].attributes.at("relay.outcome"), "cancelled");
+  EXPECT_EQ(tracer_.spans[1].failed, "cancelled");
+  EXPECT_TRUE(tracer_.spans[1].ended);
+}
+
 TEST_F(TracingObserverTest, AnAttemptTheRuntimeCouldNotStartIsNotStarted) {
   const auto delivered = message({{"event", "{}"}});
   observer_.onMessage(delivered);
