@@ -58,5 +58,6 @@ void addPublishCommand(CLI::App& root, CommandContext& context);
 void addBacktestCommand(CLI::App& root, CommandContext& context);
 void addDoctorCommand(CLI::App& root, CommandContext& context);
 void addScheduleCommand(CLI::App& root, CommandContext& context);
+void addCancelCommand(CLI::App& root, CommandContext& context);
 
 }  // namespace relay::cli

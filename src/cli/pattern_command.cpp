@@ -83,6 +83,12 @@ std::shared_ptr<const pattern::Pattern> loadPattern(const std::string& text,
 
 }  // namespace
 
+std::shared_ptr<const pattern::Pattern> compilePatternFile(const std::string& text,
+                                                           const std::string& shown,
+                                                           CommandContext& context) {
+  return loadPattern(text, shown, context);
+}
+
 void runPatternTest(const PatternTestOptions& options, std::istream& in, const Clock& clock,
                     CommandContext& context) {
   context.exit_code = kExitUsage;

@@ -1,11 +1,13 @@
 #pragma once
 
 #include <istream>
+#include <memory>
 #include <optional>
 #include <string>
 
 #include "cli/command.h"
 #include "common/clock.h"
+#include "pattern/pattern.h"
 
 namespace relay::cli {
 
@@ -17,6 +19,13 @@ struct PatternTestOptions {
   bool explain = false;            // also print the first failing condition
   bool json = false;               // one JSON object instead of text
 };
+
+/// A pattern file's text (one YAML document: the map that goes under `pattern:`) compiled, or
+/// null after printing every error as SHOWN:LINE:COL: path: message (the `--filter` of
+/// `relay cancel` reads its file with it).
+std::shared_ptr<const pattern::Pattern> compilePatternFile(const std::string& text,
+                                                           const std::string& shown,
+                                                           CommandContext& context);
 
 /// Runs `relay pattern test`: prints "match" (exit 0) or "no match" (exit 1), with --explain
 /// also the first failing condition (docs/patterns.md "Why an event does not match"); every
