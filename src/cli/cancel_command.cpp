@@ -26,6 +26,7 @@
 #include "common/rfc3339.h"
 #include "common/system_clock.h"
 #include "event/event.h"
+#include "invocation/cancel_results.h"
 #include "invocation/keys.h"
 #include "invocation/redis_lifecycle_store.h"
 #include "pattern/evaluator.h"
@@ -37,8 +38,6 @@ namespace relay::cli {
 namespace {
 
 using Json = nlohmann::ordered_json;
-using invocation::CancelledInvocation;
-using invocation::CancelVerdict;
 
 constexpr const char* kCancelName = "relay cancel";
 constexpr int kCancelPage = 100;
@@ -292,33 +291,24 @@ bool confirmedCancel(const CancelOptions& options, std::size_t count, const Redi
   return false;
 }
 
-const char* whatName(CancelledInvocation::What what) {
-  switch (what) {
-    case CancelledInvocation::What::kCancelled:
-      return "cancelled";
-    case CancelledInvocation::What::kRunning:
-      return "stopping";
-    case CancelledInvocation::What::kOrphaned:
-      return "orphaned";
-    case CancelledInvocation::What::kFinished:
-      return "finished";
-  }
-  return "finished";
-}
-
-std::string whatText(CancelledInvocation::What what, bool dead_letter) {
+// What `relay cancel` prints for one result (the `--json` names are cancel_results.h's).
+std::string resultText(const invocation::CancelResult& result, bool dead_letter) {
   const std::string entry = dead_letter ? " (a worker writes its DLQ entry, reason cancelled)" : "";
-  switch (what) {
-    case CancelledInvocation::What::kCancelled:
-      return "cancelled before it started" + entry;
-    case CancelledInvocation::What::kRunning:
-      return "running: stop sent to its worker (SIGTERM, SIGKILL after the grace)" + entry;
-    case CancelledInvocation::What::kOrphaned:
-      return "its worker is gone: cancelled when its claim is taken over" + entry;
-    case CancelledInvocation::What::kFinished:
-      return "already finished: nothing to cancel";
+  if (result.result == "cancelled") return "cancelled before it started" + entry;
+  if (result.result == "stopping") {
+    return "running: stop sent to its worker (SIGTERM, SIGKILL after the grace)" + entry;
   }
-  return "";
+  if (result.result == "orphaned") {
+    return "its worker is gone: cancelled when its claim is taken over" + entry;
+  }
+  if (result.result == "requested") return "not started yet: cancelled when a worker reads it";
+  if (result.result == "error") return "redis: " + result.error;
+  if (result.result == "not_found") {
+    return result.invocation == "*"
+               ? "not found: no such message in the stream"
+               : "not found: no such message, or it owes no invocation " + result.invocation;
+  }
+  return "already finished: nothing to cancel";
 }
 
 // Cancels one target and reports each invocation; false when it was not found or failed.
@@ -329,51 +319,28 @@ bool cancelOne(invocation::LifecycleStore& store, const Target& target,
   request.target = target.what;
   request.dead_letter = options.dead_letter;
   request.id = cancel_id;
-  auto verdict = store.cancel(target.id, request);
-  const std::string shown = target.what == "*" ? target.id : target.id + "/" + target.what;
-  const auto message = [&](const char* result, const std::string& text) {
-    results.push_back({{"message_id", target.id}, {"invocation", target.what}, {"result", result}});
-    if (!options.json) context.out << printable(shown) << ": " << text << "\n";
-  };
-  if (!verdict.ok()) {
-    message("error", "redis: " + verdict.error().message);
-    return false;
+  bool found = true;
+  bool acknowledged = false;
+  for (const invocation::CancelResult& result :
+       invocation::cancelResults(target.id, target.what, store.cancel(target.id, request))) {
+    found = found && !invocation::cancelFailed(result);
+    acknowledged = acknowledged || result.acknowledged;
+    Json row = {{"message_id", result.message_id},
+                {"invocation", result.invocation},
+                {"result", result.result}};
+    if (result.acknowledged) row["acknowledged"] = true;
+    if (!result.error.empty()) row["error"] = result.error;
+    results.push_back(std::move(row));
+    if (options.json) continue;
+    const std::string shown =
+        result.invocation == "*" ? result.message_id : result.message_id + "/" + result.invocation;
+    context.out << printable(shown) << ": "
+                << resultText(result, options.dead_letter && result.result != "finished") << "\n";
   }
-  switch (verdict->kind) {
-    case CancelVerdict::Kind::kMissing:
-      message("not_found", "not found: no such message in the stream");
-      return false;
-    case CancelVerdict::Kind::kFinished:
-      message("finished", "already finished: the message was acknowledged");
-      return true;
-    case CancelVerdict::Kind::kRequested:
-      message("requested", "not started yet: cancelled when a worker reads it");
-      return true;
-    case CancelVerdict::Kind::kApplied:
-      break;
-  }
-  if (verdict->invocations.empty()) {
-    message("not_found", "not found: the message owes no invocation " + target.what);
-    return false;
-  }
-  for (const CancelledInvocation& invocation : verdict->invocations) {
-    Json result = {{"message_id", target.id},
-                   {"invocation", invocation.field},
-                   {"result", whatName(invocation.what)}};
-    if (verdict->acked) result["acknowledged"] = true;
-    results.push_back(std::move(result));
-    if (!options.json) {
-      context.out << printable(target.id + "/" + invocation.field) << ": "
-                  << whatText(invocation.what,
-                              options.dead_letter &&
-                                  invocation.what != CancelledInvocation::What::kFinished)
-                  << "\n";
-    }
-  }
-  if (verdict->acked && !options.json) {
+  if (acknowledged && !options.json) {
     context.out << target.id << ": every invocation terminal: acknowledged\n";
   }
-  return true;
+  return found;
 }
 
 void runCancel(const CancelOptions& options, const Clock& clock, CommandContext& context) {

@@ -4,6 +4,7 @@
 #include "config/runtime_factory.h"
 #include "console/apps_api.h"
 #include "console/assets.h"
+#include "console/cancel_api.h"
 #include "console/dlq_api.h"
 #include "console/overview_api.h"
 #include "console/pending_api.h"
@@ -136,6 +137,7 @@ void Console::routes() {
   read("/api/jobs", [&state](const HttpRequest& r) { return replayStatus(state, r); });
   mutate("/api/dlq/delete", [&state](const HttpRequest& r) { return removeDeadLetters(state, r); });
   mutate("/api/dlq/replay", [&state](const HttpRequest& r) { return replayDeadLetters(state, r); });
+  mutate("/api/cancel", [&state](const HttpRequest& r) { return cancelInvocations(state, r); });
 }
 
 Status Console::start() {

@@ -28,7 +28,9 @@ constexpr const char* kSeries[] = {
     "invocations:exhausted", "invocations:blocked", "invocations:unavailable", "dlq:handler",
     // Flow control (docs/apps.md "Flow control"): none of these ran the handler but retry_after.
     "invocations:deferred", "invocations:deduplicated", "invocations:superseded",
-    "invocations:retry_after"};
+    "invocations:retry_after",
+    // docs/pipeline.md "Cancellation": runs stopped by relay cancel or the console.
+    "invocations:cancelled"};
 
 // An XINFO reply (alternating names and values) as a map of views into it.
 std::map<std::string, redis::ReplyView> pairsOf(redis::ReplyView reply) {

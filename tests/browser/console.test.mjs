@@ -261,6 +261,34 @@ describe('relay console', { timeout: 240000 }, () => {
     await overview.browserContext().close();
   });
 
+  it('cancels a running invocation after a confirmation stating the count: stopped, never retried', async () => {
+    const id = await stack.publish({ kind: 'report', month: 'cancel-me' });
+    const page = await stack.loggedInPage('#/pending');
+    await page.waitForFunction((message) => {
+      const detail = document.querySelector(`#pel tr.pel-detail[data-id="${message}"]`);
+      return detail && /running on worker-a since/.test(detail.textContent) && detail.querySelector('.cancel-invocation');
+    }, { timeout: 20000 }, id);
+    await page.click(`#pel tr.pel-detail[data-id="${id}"] .cancel-invocation`);
+    await page.waitForSelector('#confirm[open]');
+    assert.match(await text(page, '#confirm-title'), /Cancel 1 invocation\?/);
+    assert.match(await text(page, '#confirm-text'), new RegExp(`reports/bin/build\\.sh of message ${id}`));
+    assert.match(await text(page, '#confirm-text'), /never retried/);
+    await page.click('#confirm-ok');
+    await page.waitForFunction(() => [...document.querySelectorAll('.toast')].some((t) => /1 stop sent to its worker/.test(t.textContent)));
+    // The worker stopped the handler (it sleeps 60 s otherwise) and recorded it cancelled.
+    await waitFor('the cancelled message acknowledged', async () =>
+      !(await stack.api('/api/pending?limit=50')).entries.some((entry) => entry.id === id), 15000);
+    assert.match(await stack.redisCli(['HGET', `relay:events:inv:relay:${id}`, 'reports/bin/build.sh']), /^cancelled:1:/);
+    await page.browserContext().close();
+    await waitFor('the cancelled run counted', async () => {
+      const data = await stack.api('/api/overview?minutes=60');
+      return data.throughput.series['invocations:cancelled'].reduce((a, b) => a + b, 0) >= 1;
+    }, 30000);
+    const overview = await stack.loggedInPage('#/overview?minutes=60');
+    await overview.waitForFunction(() => /1 cancelled\./.test(document.querySelector('#window-totals')?.textContent || ''), { timeout: 15000 });
+    await overview.browserContext().close();
+  });
+
   it('saw no script error on any page', () => {
     assert.deepEqual(stack.pageErrors || [], []);
   });

@@ -288,6 +288,53 @@ TEST_F(ConsoleServerTest, ReadOnlyServesNoMutationEndpointAtAll) {
   EXPECT_EQ(dlqLength(), 1);
 }
 
+// POST /api/cancel (docs/console.md "JSON API"): the store's cancel verb per named
+// invocation, with `relay cancel`'s results; a guarded mutation like the DLQ actions, absent in
+// read-only mode; a body of another shape is refused naming what was wrong, nothing changed.
+TEST_F(ConsoleServerTest, CancelRunsTheCancelVerbPerInvocationAndRefusesOtherBodies) {
+  start();
+  ASSERT_TRUE(redis_->command({"XGROUP", "CREATE", "events", "relay", "$", "MKSTREAM"}).ok());
+  const std::string unread(
+      *redis_->command({"XADD", "events", "*", "event", R"({"kind":"order"})"})->string());
+  const json body = {{"invocations",
+                      {{{"id", unread}, {"invocation", "shop/bin/pay.sh"}},
+                       {{"id", "1-0"}, {"invocation", "*"}}}}};
+  EXPECT_EQ(
+      send("POST", "/api/cancel", {auth(), "Content-Type: application/json"}, body.dump()).status,
+      403);  // no CSRF token: refused, nothing recorded
+  EXPECT_EQ(*redis_->command({"EXISTS", "relay:events:inv:relay:" + unread})->integer(), 0);
+  const Response done = post("/api/cancel", body);
+  ASSERT_EQ(done.status, 200) << done.body.dump();
+  ASSERT_EQ(done.body["results"].size(), 2u) << done.body.dump();
+  EXPECT_EQ(done.body["results"][0]["message_id"], unread);
+  EXPECT_EQ(done.body["results"][0]["invocation"], "shop/bin/pay.sh");
+  EXPECT_EQ(done.body["results"][0]["result"], "requested");
+  EXPECT_EQ(done.body["results"][1]["result"], "not_found");
+  // The request waits in the message's state for the first worker that reads it.
+  auto kept =
+      redis_->command({"HGET", "relay:events:inv:relay:" + unread, "relay:cancel:shop/bin/pay.sh"});
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(std::string(*kept->string()).rfind("0 console-", 0), 0u);
+  for (const json& bad :
+       {json{{"invocations", json::array()}},
+        json{{"invocations", {{{"id", "x"}, {"invocation", "*"}}}}},
+        json{{"invocations", {{{"id", "1-0"}, {"invocation", "shop"}}}}},
+        json{{"invocations", {{{"id", "1-0"}, {"invocation", "*"}}}}, {"dead_letter", "yes"}},
+        json{{"invocations", {{{"id", "1-0"}, {"invocation", "*"}}}}, {"force", true}}}) {
+    const Response refused = post("/api/cancel", bad);
+    EXPECT_EQ(refused.status, 400) << bad.dump();
+    EXPECT_FALSE(refused.body.value("error", "").empty()) << refused.body.dump();
+  }
+}
+
+TEST_F(ConsoleServerTest, ReadOnlyHasNoCancel) {
+  start(/*read_only=*/true);
+  EXPECT_EQ(send("POST", "/api/cancel", {auth(), "Content-Type: application/json"},
+                 R"({"invocations":[{"id":"1-0","invocation":"*"}]})")
+                .status,
+            404);
+}
+
 TEST_F(ConsoleServerTest, APausedAppIsShownUnavailableBecausePausedUntilResumed) {
   start();
   const auto shop = [this]() -> json {

@@ -100,7 +100,8 @@ export async function renderOverview(main, params) {
       `${total(['events:unmatched'])} unmatched, ${total(failedEvents)} failed (malformed or oversized) events; ` +
       `${total(['invocations:succeeded'])} invocations succeeded, ${total(['invocations:failed'])} failed, ` +
       `${total(['invocations:exhausted'])} exhausted; ${total(['invocations:deferred'])} deferred, ` +
-      `${total(['invocations:deduplicated'])} deduplicated, ${total(['invocations:superseded'])} superseded.`));
+      `${total(['invocations:deduplicated'])} deduplicated, ${total(['invocations:superseded'])} superseded, ` +
+      `${total(['invocations:cancelled'])} cancelled.`));
     const charts_row = h('div', { class: 'charts' });
     body.append(charts_row);
     const eventsHolder = chartCard(charts_row, 'Events per minute');
@@ -120,6 +121,7 @@ export async function renderOverview(main, params) {
       { label: 'deferred (flow control)', color: '#0891b2', values: series['invocations:deferred'] },
       { label: 'deduplicated/superseded', color: '#a855f7',
         values: xs.map((_, i) => sum(series, ['invocations:deduplicated', 'invocations:superseded'], i)) },
+      { label: 'cancelled', color: '#78716c', values: series['invocations:cancelled'] },
     ]));
     const rows = data.consumers.map((consumer) => h('tr', null,
       h('td', null, consumer.name),
