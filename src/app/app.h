@@ -39,6 +39,8 @@ inline constexpr int kMaxRetries = 20;
 inline constexpr std::string_view kDefaultTimeZone = "UTC";
 /// docs/apps.md "Deadlines": the longest `deadline` and `start_timeout`.
 inline constexpr Millis kMaxDeadline = std::chrono::hours(24 * 30);
+/// docs/replay.md "Archive": the longest `archive.retention`.
+inline constexpr Millis kMaxArchiveRetention = std::chrono::hours(24 * 366);
 inline constexpr std::string_view kTemplateFileName = "template.yaml";
 
 // Flow control (docs/apps.md "Flow control"): the finest period or interval Relay keeps to.
@@ -141,6 +143,15 @@ struct Schedule {
   Millis start_timeout{0};
 };
 
+/// The app's `archive:` (docs/replay.md "Archive"): the events to keep for replays longer than
+/// the stream keeps them.
+struct Archive {
+  Millis retention{0};
+  /// Which events: those this pattern matches; null: those one of the app's rules matches.
+  std::shared_ptr<const pattern::Pattern> pattern;
+  std::string pattern_json;  // for `relay app inspect`
+};
+
 /// A loaded, valid app: its template with every default filled in. Immutable once built;
 /// shared between registry snapshots.
 struct App {
@@ -160,6 +171,7 @@ struct App {
   std::optional<ThrottleRule> throttle;
   std::vector<Rule> rules;          // in template order (the dispatch order)
   std::vector<Schedule> schedules;  // in template order
+  std::optional<Archive> archive;
 
   const Rule* findRule(std::string_view handler) const;
   const Schedule* findSchedule(std::string_view name) const;

@@ -36,10 +36,11 @@ class TemplateParser {
                             yaml::describe(root));
       return {};
     }
-    const auto fields = reader_.readMap(document, "a map",
-                                        {"runtime", "image", "concurrency", "network", "egress",
-                                         "env", "resources", "throttle", "events", "schedules"},
-                                        {"runtime"});
+    const auto fields = reader_.readMap(
+        document, "a map",
+        {"runtime", "image", "concurrency", "network", "egress", "env", "resources", "throttle",
+         "events", "schedules", "archive"},
+        {"runtime"});
     App app;
     app.name = name_;
     app.dir = dir_;
@@ -73,6 +74,7 @@ class TemplateParser {
     if (const Field* field = findField(*fields, "resources")) readResources(*field, app);
     if (const Field* field = findField(*fields, "events")) readRules(*field, app);
     if (const Field* field = findField(*fields, "schedules")) readSchedules(*field, app);
+    if (const Field* field = findField(*fields, "archive")) readArchive(*field, app);
     ParsedTemplate parsed;
     parsed.runtime = runtime_;
     if (errors_.empty()) parsed.app = std::move(app);
@@ -277,6 +279,26 @@ class TemplateParser {
                                       " is longer than the deadline " + formatDuration(deadline) +
                                       " (no attempt starts after the deadline)");
     }
+  }
+
+  // docs/replay.md "Archive": `archive: {retention: 30d, pattern: {...}}`.
+  void readArchive(const Field& field, App& app) {
+    const auto fields =
+        reader_.readMap(field, "a map with retention (and pattern)", {"retention", "pattern"},
+                        {"retention"});
+    if (!fields) return;
+    Archive archive;
+    if (const Field* retention = findField(*fields, "retention")) {
+      archive.retention =
+          reader_.readDuration(*retention, kMaxArchiveRetention).value_or(Millis{0});
+    }
+    if (const Field* pattern = findField(*fields, "pattern")) {
+      Rule holder;
+      compilePattern(*pattern, holder);
+      archive.pattern = std::move(holder.pattern);
+      archive.pattern_json = std::move(holder.pattern_json);
+    }
+    app.archive = std::move(archive);
   }
 
   void compilePattern(const Field& field, Rule& rule) {

@@ -11,17 +11,29 @@ std::string occurrenceKey(std::string_view stream, const schedule::Occurrence& o
 
 Result<bool> RedisPublicationCheck::publishedAs(const schedule::Occurrence& occurrence,
                                                 std::string_view message_id) {
+  return holds({"GET", occurrenceKey(stream_, occurrence)}, message_id);
+}
+
+Result<bool> RedisPublicationCheck::copiedAs(const ReplayCopy& copy, std::string_view message_id) {
+  const invocation::StreamKeys keys{stream_, copy.group};
+  const std::string& original =
+      copy.mode == ReplayCopy::Mode::kDeadLetter ? copy.dlq_id : copy.original_id;
+  return holds({"HGET", keys.replayCopies(copy.replay), original}, message_id);
+}
+
+Result<bool> RedisPublicationCheck::holds(const std::vector<std::string>& command,
+                                          std::string_view expected) {
   std::lock_guard lock(mutex_);
   if (!connection_ || !connection_->ok()) {
     auto connected = redis::Connection::create(endpoint_);
     if (!connected.ok()) return connected.error().toRelay();
     connection_ = std::move(connected).value();
   }
-  auto reply = connection_->command({"GET", occurrenceKey(stream_, occurrence)});
+  auto reply = connection_->command(command);
   if (!reply.ok()) return reply.error().toRelay();
   auto value = reply->optionalString();
   if (!value.ok()) return value.error().toRelay();
-  return value->has_value() && **value == message_id;
+  return value->has_value() && **value == expected;
 }
 
 }  // namespace relay::catalog

@@ -4,7 +4,9 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
+#include "catalog/replay_copy.h"
 #include "common/result.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
@@ -27,6 +29,11 @@ class PublicationCheck {
   /// published, or its 48 h expired) or names another entry. An Error when it cannot tell now.
   virtual Result<bool> publishedAs(const schedule::Occurrence& occurrence,
                                    std::string_view message_id) = 0;
+  /// True when replay `copy.replay`'s copies hash records `message_id` as the copy of its
+  /// original (the dead letter for a `dlq` copy): the proof that a replay driver published it,
+  /// which a producer writing a `relay_replay` field cannot give (docs/replay.md "Copies").
+  /// False when the record is missing or names another entry; an Error when it cannot tell now.
+  virtual Result<bool> copiedAs(const ReplayCopy& copy, std::string_view message_id) = 0;
 };
 
 /// The check over Redis: one GET of the dedupe key, on a connection of its own made on first use
@@ -39,8 +46,12 @@ class RedisPublicationCheck final : public PublicationCheck {
 
   Result<bool> publishedAs(const schedule::Occurrence& occurrence,
                            std::string_view message_id) override;
+  Result<bool> copiedAs(const ReplayCopy& copy, std::string_view message_id) override;
 
  private:
+  /// `command`'s reply as a string equal to `expected`, on the shared connection.
+  Result<bool> holds(const std::vector<std::string>& command, std::string_view expected);
+
   redis::Endpoint endpoint_;
   std::string stream_;
   std::mutex mutex_;

@@ -7,6 +7,8 @@
 
 #include "catalog/flow_gates.h"
 #include "catalog/invocation_spec.h"
+#include "catalog/message_decoder.h"
+#include "catalog/replay_copy.h"
 #include "catalog/schedule_admission.h"
 #include "common/rfc3339.h"
 #include "common/whole_number.h"
@@ -25,6 +27,32 @@ const app::AppEntry* rulelessApp(const app::Snapshot& snapshot) {
   return nullptr;
 }
 
+// What a matching rule owes (docs/pipeline.md "One message", step 3).
+invocation::PlannedInvocation plannedOf(const app::AppEntry& entry, const app::Rule& rule,
+                                        runtime::Trigger trigger, const event::Event& event) {
+  invocation::PlannedInvocation planned;
+  planned.app = entry.name;
+  planned.handler = rule.handler;
+  planned.max_attempts = rule.retries + 1;
+  planned.timeout = rule.timeout;
+  planned.deadline = rule.deadline;
+  planned.start_timeout = rule.start_timeout;
+  planned.trigger = trigger;
+  planned.flow = flowControl(*entry.app, rule, event);
+  return planned;
+}
+
+// A message whose event does not decode: malformed or oversized, with what its DLQ entry
+// records. False (nothing set) for an event.
+bool undecodable(const DecodedMessage& decoded, Classification& what) {
+  if (decoded.kind == DecodedMessage::Kind::kEvent) return false;
+  what.kind = decoded.kind == DecodedMessage::Kind::kOversized ? Classification::Kind::kOversized
+                                                               : Classification::Kind::kMalformed;
+  what.reason = decoded.reason;
+  what.dlq_event = decoded.dlq_event;
+  return true;
+}
+
 std::string holdReason(const app::AppEntry& entry) {
   return "app " + entry.name + " has no valid template yet (" +
          (entry.errors.empty() ? std::string("not loaded") : entry.errors.front().toString()) + ")";
@@ -40,8 +68,11 @@ std::optional<WallTime> publishedAt(std::string_view id) {
 }  // namespace
 
 RegistryCatalog::RegistryCatalog(const app::Registry& registry, std::size_t max_event_bytes,
-                                 OccurrenceChecks checks)
-    : registry_(registry), max_event_bytes_(max_event_bytes), checks_(checks) {}
+                                 OccurrenceChecks checks, std::string group)
+    : registry_(registry),
+      max_event_bytes_(max_event_bytes),
+      checks_(checks),
+      group_(std::move(group)) {}
 
 std::shared_ptr<const Classifier> RegistryCatalog::classifier() {
   std::shared_ptr<const app::Snapshot> snapshot = registry_.snapshot();
@@ -55,15 +86,12 @@ std::shared_ptr<const Classifier> RegistryCatalog::classifier() {
 Classification RegistryCatalog::classify(const invocation::Message& message, WallTime now) {
   // Relay's own occurrences are not external events: no classification, no matching.
   if (message.find(schedule::kEnvelopeField)) return classifySchedule(message, now);
+  if (const std::string* envelope = message.find(kReplayField)) {
+    return classifyReplay(message, *envelope);
+  }
   Classification what;
   const DecodedMessage decoded = decodeMessage(message, max_event_bytes_);
-  if (decoded.kind != DecodedMessage::Kind::kEvent) {
-    what.kind = decoded.kind == DecodedMessage::Kind::kOversized ? Classification::Kind::kOversized
-                                                                 : Classification::Kind::kMalformed;
-    what.reason = decoded.reason;
-    what.dlq_event = decoded.dlq_event;
-    return what;
-  }
+  if (undecodable(decoded, what)) return what;
   const std::shared_ptr<const Classifier> rules = classifier();
   if (const app::AppEntry* ruleless = rulelessApp(rules->snapshot())) {
     what.kind = Classification::Kind::kHold;
@@ -77,17 +105,98 @@ Classification RegistryCatalog::classify(const invocation::Message& message, Wal
   }
   what.kind = Classification::Kind::kPlan;
   for (const Match& match : matches) {
-    invocation::PlannedInvocation planned;
-    planned.app = match.entry->name;
-    planned.handler = match.rule->handler;
-    planned.max_attempts = match.rule->retries + 1;
-    planned.timeout = match.rule->timeout;
-    planned.deadline = match.rule->deadline;
-    planned.start_timeout = match.rule->start_timeout;
-    planned.trigger = runtime::Trigger::kEvent;
-    planned.flow = flowControl(*match.entry->app, *match.rule, *decoded.event);
-    what.plan.invocations.push_back(std::move(planned));
+    what.plan.invocations.push_back(
+        plannedOf(*match.entry, *match.rule, runtime::Trigger::kEvent, *decoded.event));
   }
+  return what;
+}
+
+Classification RegistryCatalog::classifyReplay(const invocation::Message& message,
+                                               std::string_view envelope) {
+  Classification what;
+  auto copy = parseReplayEnvelope(envelope);
+  if (!copy.ok()) {
+    // Relay's own field, unreadable: it can never run as an ordinary event either.
+    what.kind = Classification::Kind::kMalformed;
+    what.reason = "malformed replay copy: " + copy.error().message;
+    const std::string* event = message.find("event");
+    what.dlq_event = event ? *event : std::string();
+    return what;
+  }
+  if (!group_.empty() && copy->group != group_) {
+    what.kind = Classification::Kind::kUnmatched;  // another deployment's replay
+    return what;
+  }
+  // Only a copy a replay driver published runs (its copies hash names this very entry): a
+  // producer that writes the field itself gets no handler run it could not get otherwise.
+  Result<bool> proven =
+      checks_.published ? checks_.published->copiedAs(*copy, message.id) : Result<bool>(false);
+  if (!proven.ok()) {
+    what.kind = Classification::Kind::kHold;
+    what.reason =
+        "cannot tell whether a replay published this copy (" + proven.error().message + ")";
+    return what;
+  }
+  if (!*proven) {
+    what.kind = Classification::Kind::kMalformed;
+    what.reason = "relay_replay: replay " + copy->replay + " published no copy " + message.id +
+                  " (a producer may not write Relay's replay field)";
+    const std::string* event = message.find("event");
+    what.dlq_event = event ? *event : std::string();
+    return what;
+  }
+  what.replay = invocation::ReplayOrigin{copy->replay, copy->original_id, copy->dlq_id};
+  what.app = copy->app;
+  const DecodedMessage decoded = decodeMessage(message, max_event_bytes_);
+  if (undecodable(decoded, what)) return what;
+  const std::shared_ptr<const Classifier> rules = classifier();
+  const app::AppEntry* entry = rules->snapshot().find(copy->app);
+  if (entry && !entry->app) {
+    what.kind = Classification::Kind::kHold;
+    what.reason = holdReason(*entry);
+    return what;
+  }
+  if (copy->mode == ReplayCopy::Mode::kDeadLetter) {
+    // The recorded handler, as `relay dlq replay` runs it: with its current budget when this
+    // worker knows it; otherwise the defaults, and a worker that knows it runs it.
+    invocation::PlannedInvocation planned;
+    planned.app = copy->app;
+    planned.handler = copy->handler;
+    planned.max_attempts = app::kDefaultRetries + 1;
+    planned.timeout = app::kDefaultTimeout;
+    if (entry) {
+      if (const app::Rule* rule = entry->app->findRule(copy->handler)) {
+        planned = plannedOf(*entry, *rule, runtime::Trigger::kReplay, *decoded.event);
+      }
+      for (const app::Schedule& schedule : entry->app->schedules) {
+        if (schedule.handler != copy->handler) continue;
+        planned.max_attempts = schedule.retries + 1;
+        planned.timeout = schedule.timeout;
+        planned.deadline = schedule.deadline;
+        planned.start_timeout = schedule.start_timeout;
+      }
+    }
+    planned.trigger = runtime::Trigger::kReplay;
+    what.kind = Classification::Kind::kPlan;
+    what.plan.invocations.push_back(std::move(planned));
+    return what;
+  }
+  if (!entry) {
+    what.kind = Classification::Kind::kUnmatched;  // the app is gone: nothing to replay into
+    what.reason = "app \"" + copy->app + "\" is not loaded";
+    return what;
+  }
+  // Judged as it would have been when the original was published (now() windows included).
+  const long long ms = copy->originalMs();
+  const Instant then{ms / 1000, static_cast<std::int32_t>(ms % 1000) * 1'000'000};
+  for (const Match& match : rules->classify(*decoded.event, then)) {
+    if (match.entry != entry) continue;
+    if (!copy->handler.empty() && match.rule->handler != copy->handler) continue;
+    what.plan.invocations.push_back(
+        plannedOf(*entry, *match.rule, runtime::Trigger::kReplay, *decoded.event));
+  }
+  what.kind = what.plan.invocations.empty() ? Classification::Kind::kUnmatched
+                                            : Classification::Kind::kPlan;
   return what;
 }
 

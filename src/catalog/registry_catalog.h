@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <string>
+#include <string_view>
 
 #include "app/registry.h"
 #include "catalog/classifier.h"
@@ -35,19 +37,26 @@ struct OccurrenceChecks {
 /// (OccurrenceChecks). Thread-safe.
 class RegistryCatalog final : public invocation::Catalog {
  public:
+  /// `group`: the consumer group this worker serves; replay copies for another group are not
+  /// its to run (docs/replay.md "Copies"). Empty: every copy.
   RegistryCatalog(const app::Registry& registry, std::size_t max_event_bytes,
-                  OccurrenceChecks checks = {});
+                  OccurrenceChecks checks = {}, std::string group = {});
 
   invocation::Classification classify(const invocation::Message& message, WallTime now) override;
   invocation::Runnable resolve(const invocation::PlannedInvocation& invocation) override;
 
  private:
   invocation::Classification classifySchedule(const invocation::Message& message, WallTime now);
+  /// docs/replay.md "Copies": against the chosen app's rules at the original's publication
+  /// time, or (a dead letter) its recorded handler.
+  invocation::Classification classifyReplay(const invocation::Message& message,
+                                            std::string_view envelope);
   std::shared_ptr<const Classifier> classifier();
 
   const app::Registry& registry_;
   std::size_t max_event_bytes_;
   OccurrenceChecks checks_;
+  std::string group_;
   std::mutex mutex_;
   std::shared_ptr<const Classifier> classifier_;  // of the latest snapshot seen
 };

@@ -18,6 +18,7 @@
 #include "event/event.h"
 #include "pattern/compiler.h"
 #include "pattern/explain.h"
+#include "pattern/pattern_text.h"
 #include "yaml/core_schema.h"
 #include "yaml/document.h"
 
@@ -43,42 +44,17 @@ std::optional<std::string> readSource(const std::string& path, std::istream& in,
   return text.str();
 }
 
-// The pattern file's one YAML document, read with the checks a template gets (src/yaml): a
-// syntax error, a second document and an alias bomb are refused with file:line:col. Duplicate
-// and non-scalar keys are the compiler's to report, as below a template's `pattern:`.
+// The pattern file's one YAML document (pattern/pattern_text.h), its problems reported as
+// file:line:col.
 std::shared_ptr<const pattern::Pattern> loadPattern(const std::string& text,
                                                     const std::string& shown,
                                                     CommandContext& context) {
-  const auto at = [&](int line, int column) -> std::ostream& {
-    return context.err << shown << ":" << line << ":" << column << ": ";
-  };
-  auto loaded = yaml::loadDocuments(text);
-  if (const auto* problem = std::get_if<yaml::TextProblem>(&loaded)) {
-    at(problem->line, problem->column) << problem->message << "\n";
+  auto compiled = pattern::compileText(text, shown);
+  if (auto* problems = std::get_if<std::vector<std::string>>(&compiled)) {
+    for (const std::string& problem : *problems) context.err << problem << "\n";
     return nullptr;
   }
-  const auto& documents = std::get<std::vector<YAML::Node>>(loaded);
-  if (documents.size() > 1) {
-    at(yaml::line(documents[1]), yaml::column(documents[1]))
-        << "a pattern file holds one YAML document; found a second one after \"---\"\n";
-    return nullptr;
-  }
-  const YAML::Node node = documents.empty() ? YAML::Node() : documents.front();
-  if (!yaml::withinNodeBudget(node)) {
-    at(1, 1) << "the pattern expands to more than " << yaml::kMaxNodes
-             << " YAML nodes (aliases?); refusing to read it\n";
-    return nullptr;
-  }
-  pattern::CompileResult result = pattern::compile(node);
-  if (auto* errors = std::get_if<std::vector<pattern::CompileError>>(&result)) {
-    for (const pattern::CompileError& error : *errors) {
-      context.err << shown << ":" << error.line << ":" << error.column << ": ";
-      if (!error.path.empty()) context.err << error.path << ": ";
-      context.err << error.message << "\n";
-    }
-    return nullptr;
-  }
-  return std::get<std::shared_ptr<const pattern::Pattern>>(std::move(result));
+  return std::get<std::shared_ptr<const pattern::Pattern>>(std::move(compiled));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "dlq/dlq_filter.h"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 #include "stream/stream_id.h"
 
@@ -41,6 +42,48 @@ std::string DlqFilter::newestBound() const {
 std::string DlqFilter::oldestBound() const {
   if (!since_ms || *since_ms < 0) return "-";
   return std::to_string(*since_ms) + "-0";
+}
+
+std::string DlqFilter::toJson() const {
+  nlohmann::ordered_json json = nlohmann::ordered_json::object();
+  if (!app.empty()) json["app"] = app;
+  if (!handler.empty()) json["handler"] = handler;
+  if (kind) json["kind"] = std::string(kindName(*kind));
+  if (!reason.empty()) json["reason"] = reason;
+  if (!text.empty()) json["q"] = text;
+  if (since_ms) json["since"] = *since_ms;
+  if (until_ms) json["until"] = *until_ms;
+  return json.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+Result<DlqFilter> DlqFilter::fromJson(std::string_view text) {
+  const auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object()) return Error::invalid("DLQ filter: expected a JSON object");
+  DlqFilter filter;
+  for (const auto& [name, value] : json.items()) {
+    if (name == "since" || name == "until") {
+      if (!value.is_number_integer()) return Error::invalid("DLQ filter: " + name + ": not ms");
+      (name == "since" ? filter.since_ms : filter.until_ms) = value.get<std::int64_t>();
+      continue;
+    }
+    if (!value.is_string()) return Error::invalid("DLQ filter: " + name + ": not a string");
+    const std::string v = value.get<std::string>();
+    if (name == "app") {
+      filter.app = v;
+    } else if (name == "handler") {
+      filter.handler = v;
+    } else if (name == "reason") {
+      filter.reason = v;
+    } else if (name == "q") {
+      filter.text = v;
+    } else if (name == "kind") {
+      filter.kind = parseKind(v);
+      if (!filter.kind) return Error::invalid("DLQ filter: unknown kind \"" + v + "\"");
+    } else {
+      return Error::invalid("DLQ filter: unknown member \"" + name + "\"");
+    }
+  }
+  return filter;
 }
 
 }  // namespace relay::dlq

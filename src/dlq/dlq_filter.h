@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 
+#include "common/result.h"
 #include "dlq/entry.h"
 
 namespace relay::dlq {
@@ -25,6 +26,13 @@ struct DlqFilter {
   /// The XREVRANGE bounds the time range implies: the newest and the oldest id to read.
   std::string newestBound() const;
   std::string oldestBound() const;
+
+  /// The filter as a JSON object with the console's parameter names (app, handler, kind,
+  /// reason, q, since, until as Unix ms): how a bulk replay records its selection
+  /// (docs/replay.md "Dead letters").
+  std::string toJson() const;
+  /// The inverse of toJson(); kInvalidArgument for anything else.
+  static Result<DlqFilter> fromJson(std::string_view json);
 };
 
 /// ASCII case-insensitive substring search (bytes outside A-Z compare as they are, so any

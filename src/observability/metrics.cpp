@@ -94,11 +94,16 @@ Metrics::Metrics() {
           "Age of the pending entry that keeps retention from trimming older entries (0: none).");
   declare("relay_trim_held_back_info", "gauge",
           "1 for the pending entry that holds stream trimming back: its group, id and reason.");
+  declare("relay_replay_copies_total", "counter",
+          "Replay copies this worker published into the stream (docs/replay.md).");
+  declare("relay_archived_entries_total", "counter",
+          "Stream entries this worker copied into an archive, by archive (docs/replay.md).");
   families_["relay_group_recreated_total"].series[{}] = 0;
   families_["relay_missing_payload_total"].series[{}] = 0;
   families_["relay_reclaimed_total"].series[{}] = 0;
   families_["relay_schedule_republished_total"].series[{}] = 0;
   families_["relay_idle_consumers_deleted_total"].series[{}] = 0;
+  families_["relay_replay_copies_total"].series[{}] = 0;
   families_["relay_inflight_invocations"].series[{}] = 0;
   families_["relay_redis_reconnects_total"].series[{}] = 0;
   families_["relay_redis_failovers_total"].series[{}] = 0;
@@ -223,6 +228,15 @@ void Metrics::setTrimHeldBack(double age_seconds, std::string_view group, std::s
                                                   : Labels{{"group", std::string(group)},
                                                            {"id", std::string(id)},
                                                            {"reason", std::string(reason)}});
+}
+
+void Metrics::countReplayCopies(long long copies) {
+  add("relay_replay_copies_total", {}, static_cast<double>(copies));
+}
+
+void Metrics::countArchived(std::string_view archive, long long entries) {
+  add("relay_archived_entries_total", {{"archive", std::string(archive)}},
+      static_cast<double>(entries));
 }
 
 double Metrics::value(std::string_view name, const Labels& labels) const {

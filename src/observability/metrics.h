@@ -21,11 +21,12 @@ class Metrics {
   Metrics();
 
   // relay_events_total{outcome}: matched, unmatched, malformed, oversized, schedule,
-  // obsolete_schedule.
+  // obsolete_schedule, replay (a replay copy: docs/replay.md).
   void countEvent(std::string_view outcome);
   // relay_invocations_total{app,handler,outcome}: succeeded, failed, exhausted, unavailable,
-  // blocked, and flow control's deferred, deduplicated, superseded, retry_after. Any outcome
-  // makes its series on first use: there is no list to extend.
+  // blocked, cancelled, expired (a deadline or start timeout), and flow control's deferred,
+  // deduplicated, superseded, retry_after. Any outcome makes its series on first use: there is
+  // no list to extend.
   void countInvocation(std::string_view app, std::string_view handler, std::string_view outcome);
   // relay_invocation_duration_seconds
   void observeInvocationSeconds(double seconds);
@@ -57,6 +58,8 @@ class Metrics {
   /// trimming, 0: none), and relay_trim_held_back_info{group,id,reason} 1 for it alone.
   void setTrimHeldBack(double age_seconds, std::string_view group, std::string_view id,
                        std::string_view reason);
+  void countReplayCopies(long long copies);                         // relay_replay_copies_total
+  void countArchived(std::string_view archive, long long entries);  // relay_archived_entries_total
 
   /// Current value of a counter or gauge series (0 when it was never touched).
   double value(std::string_view name, const Labels& labels = {}) const;

@@ -11,6 +11,7 @@ using invocation::Classification;
 const char* classificationName(const Classification& classification) {
   switch (classification.kind) {
     case Classification::Kind::kPlan:
+      if (classification.replay) return "replay";  // a replay copy (docs/replay.md "Copies")
       return !classification.plan.invocations.empty() &&
                      classification.plan.invocations.front().trigger == runtime::Trigger::kSchedule
                  ? "schedule"
@@ -81,6 +82,10 @@ void TracingObserver::onClassified(const invocation::Message& message,
   delivery->message.set("relay.invocations",
                         static_cast<std::int64_t>(classification.plan.invocations.size()));
   if (!classification.reason.empty()) delivery->message.set("relay.reason", classification.reason);
+  if (classification.replay) {
+    delivery->message.set("relay.replay", classification.replay->replay);
+    delivery->message.set("relay.original_id", classification.replay->original_id);
+  }
   delivery->message.end();
 }
 

@@ -120,8 +120,8 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   w.publications_ = std::make_unique<catalog::RedisPublicationCheck>(config.redis, config.stream);
   catalog::OccurrenceChecks occurrences = w.internals_.occurrences;
   occurrences.published = w.publications_.get();
-  w.catalog_ =
-      std::make_unique<catalog::RegistryCatalog>(*w.registry_, config.max_event_bytes, occurrences);
+  w.catalog_ = std::make_unique<catalog::RegistryCatalog>(*w.registry_, config.max_event_bytes,
+                                                          occurrences, config.group);
   if (config.tracing) {
     // docs/tracing.md: spans continue the producer's trace, handlers get TRACEPARENT.
     auto tracer =
@@ -176,6 +176,13 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   schedules.stream = config.stream;
   w.publisher_ = std::make_unique<catalog::SchedulePublisher>(
       std::move(schedules), config.redis, *w.registry_, w.metrics_, w.logger_, clock);
+  history::ReplayDriverSettings replays = w.internals_.replays;
+  replays.keys = keys;
+  replays.consumer = config.consumer;
+  replays.max_event_bytes = config.max_event_bytes;
+  replays.stream_retention = config.stream_retention;
+  w.replays_ = std::make_unique<history::ReplayDriver>(std::move(replays), config.redis,
+                                                       *w.registry_, w.metrics_, w.logger_, clock);
   w.trimmer_ = std::make_unique<stream::Trimmer>(
       keys, stream::RetentionSettings{config.stream_retention, config.dlq_retention}, w.metrics_,
       w.logger_, clock);
@@ -354,6 +361,7 @@ void Worker::run() {
   std::thread watcher = namedThread("relay-apps", [this] { watchApps(); });
   std::thread publisher = namedThread("relay-schedules", [this] { publisher_->run(); });
   std::thread renewer = namedThread("relay-renewer", [this] { renewer_->run(); });
+  std::thread replays = namedThread("relay-replays", [this] { replays_->run(); });
   std::thread systemd;
   if (systemd_) systemd = namedThread("relay-systemd", [this] { notifySystemd(); });
   consumer_->run();
@@ -369,6 +377,8 @@ void Worker::run() {
   (void)renewer_->settleOwed(internals_.owed_patience);
   publisher_->stop();
   publisher.join();
+  replays_->stop();
+  replays.join();
   watcher.join();
   housekeeper_->stop();
   pauses_->stop();
@@ -413,6 +423,7 @@ void Worker::stop() {
   }
   if (consumer_) consumer_->stop();
   if (publisher_) publisher_->stop();
+  if (replays_) replays_->stop();
 }
 
 void Worker::abort() {

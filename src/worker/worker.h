@@ -13,6 +13,7 @@
 #include "common/stop_signal.h"
 #include "common/unique_fd.h"
 #include "config/config.h"
+#include "history/replay_driver.h"
 #include "http/server.h"
 #include "invocation/claim_renewer.h"
 #include "invocation/concurrency_limiter.h"
@@ -56,6 +57,7 @@ struct WorkerInternals {
   catalog::OccurrenceChecks occurrences;  // the publication check is the worker's own
   PauseSettings pauses;
   CancelSettings cancels;
+  history::ReplayDriverSettings replays;  // keys and consumer are taken from the config
 };
 
 /// The composition root of `relay start`: builds the logger, metrics, runtime, app registry,
@@ -128,6 +130,8 @@ class Worker {
   std::unique_ptr<stream::ThroughputRecorder> throughput_;
   std::unique_ptr<Housekeeper> housekeeper_;
   std::unique_ptr<catalog::SchedulePublisher> publisher_;
+  /// Publishes the copies of the replays this worker takes up (docs/replay.md "Driving").
+  std::unique_ptr<history::ReplayDriver> replays_;
   /// READY=1, WATCHDOG=1 and STOPPING=1 for systemd (docs/deployment.md "systemd"); null
   /// when NOTIFY_SOCKET is unset.
   std::unique_ptr<SystemdNotifier> systemd_;

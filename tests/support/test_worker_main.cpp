@@ -7,7 +7,8 @@
 // 200ms) every retry waits that long instead of the 1m, 2m, 5m, 10m table; with
 // RELAY_TEST_DUE_POLL=<duration> the due-retry poller looks that seldom unless woken; with
 // RELAY_TEST_CRASH_ON=<text> the process aborts when it is about to process an event containing
-// that text (a poison message, docs/pipeline.md "Poison messages"), and its heartbeat lives 1 s.
+// that text (a poison message, docs/pipeline.md "Poison messages"), and its heartbeat lives 1 s;
+// replays are looked for every 200 ms and a lease lasts 1.5 s (RELAY_TEST_REPLAY_PAGE: page size).
 // Runs until killed.
 #include <cstdlib>
 #include <iostream>
@@ -57,6 +58,13 @@ int main() {
     internals.on_message = [marker](const invocation::Message& message) {
       if (message.valueOf("event").find(marker) != std::string_view::npos) std::abort();
     };
+  }
+  // Replays (docs/replay.md "Driving"): looked for every 200 ms, a dead driver's lease free
+  // after 1.5 s; RELAY_TEST_REPLAY_PAGE=<n> publishes n copies a page.
+  internals.replays.poll = std::chrono::milliseconds(200);
+  internals.replays.lease = std::chrono::milliseconds(1'500);
+  if (const char* page = std::getenv("RELAY_TEST_REPLAY_PAGE")) {
+    internals.replays.page = static_cast<std::size_t>(std::atoi(page));
   }
   internals.housekeeping.refresh_interval = std::chrono::milliseconds(200);
   internals.housekeeping.heartbeat_ttl = std::chrono::milliseconds(1'000);

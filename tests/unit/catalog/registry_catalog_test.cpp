@@ -55,6 +55,10 @@ class ScriptedCheck final : public PublicationCheck {
     asked_ = occurrence.id() + " as " + std::string(message_id);
     return answer_;
   }
+  Result<bool> copiedAs(const ReplayCopy& copy, std::string_view message_id) override {
+    asked_ = copy.replay + ":" + copy.original_id + " as " + std::string(message_id);
+    return answer_;
+  }
   const std::string& asked() const { return asked_; }
 
  private:

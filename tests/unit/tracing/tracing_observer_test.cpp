@@ -192,5 +192,25 @@ TEST_F(TracingObserverTest, AnUnmatchedMessageSaysWhyAndStartsNoAttempt) {
   EXPECT_EQ(tracer_.spans[0].attributes.at("relay.invocations"), "0");
 }
 
+// A replay copy's delivery says so, with its replay and original (docs/replay.md "Copies"); its
+// attempt's trigger is `replay`.
+TEST_F(TracingObserverTest, AReplayCopyIsMarkedWithItsReplayAndOriginal) {
+  const auto delivered = message({{"event", "{}"}});
+  observer_.onMessage(delivered);
+  invocation::Classification copy = matched();
+  copy.plan.invocations[0].trigger = runtime::Trigger::kReplay;
+  copy.replay = invocation::ReplayOrigin{"r-1-abcd", "1715821203000-0", ""};
+  observer_.onClassified(delivered, copy);
+  std::vector<std::pair<std::string, std::string>> env;
+  const invocation::AttemptInfo attempt{delivered, copy.plan.invocations[0], 1};
+  observer_.onAttemptStart(attempt, env);
+  observer_.onAttemptEnd(attempt, nullptr);
+  ASSERT_EQ(tracer_.spans.size(), 2u);
+  EXPECT_EQ(tracer_.spans[0].attributes.at("relay.classification"), "replay");
+  EXPECT_EQ(tracer_.spans[0].attributes.at("relay.replay"), "r-1-abcd");
+  EXPECT_EQ(tracer_.spans[0].attributes.at("relay.original_id"), "1715821203000-0");
+  EXPECT_EQ(tracer_.spans[1].attributes.at("relay.trigger"), "replay");
+}
+
 }  // namespace
 }  // namespace relay::tracing
