@@ -30,6 +30,7 @@ int runCli(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   addDoctorCommand(root, context);
   addScheduleCommand(root, context);
   addCancelCommand(root, context);
+  addReplayCommand(root, context);
   const auto known = [&root](const std::string& name) {
     return !root.get_subcommands([&name](CLI::App* sub) { return sub->check_name(name); }).empty();
   };

@@ -59,5 +59,6 @@ void addBacktestCommand(CLI::App& root, CommandContext& context);
 void addDoctorCommand(CLI::App& root, CommandContext& context);
 void addScheduleCommand(CLI::App& root, CommandContext& context);
 void addCancelCommand(CLI::App& root, CommandContext& context);
+void addReplayCommand(CLI::App& root, CommandContext& context);
 
 }  // namespace relay::cli

@@ -1,5 +1,6 @@
 #include <CLI/CLI.hpp>
 
+#include <iostream>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -8,6 +9,7 @@
 #include "app/registry.h"
 #include "cli/app_flags.h"
 #include "cli/command.h"
+#include "cli/dlq_bulk_replay.h"
 #include "cli/json_output.h"
 #include "cli/print_sink.h"
 #include "cli/redis_session.h"
@@ -276,13 +278,42 @@ void addDlqCommand(CLI::App& root, CommandContext& context) {
   inspect_command->callback([inspect, &context] { runDlqInspect(*inspect, context); });
 
   auto replay = std::make_shared<EntryOptions>();
+  auto bulk = std::make_shared<DlqBulkFlags>();
   CLI::App* replay_command = group->add_subcommand(
       "replay",
-      "Run the recorded app/handler once with the recorded event (RELAY_TRIGGER=replay) against "
-      "the current apps; success removes the entry, failure keeps it");
+      "With an ID: run the recorded app/handler once with the recorded event "
+      "(RELAY_TRIGGER=replay) here, against the current apps; success removes the entry, failure "
+      "keeps it. With a filter instead (--app, --handler, --kind, --reason, --q, --since, "
+      "--until): state the count, confirm, and have the workers replay every selected entry "
+      "(docs/replay.md \"Dead letters\")");
   addAppFlags(*replay_command, replay->flags);
-  replay_command->add_option("ID", replay->id, "The entry id (from `relay dlq ls`)")->required();
-  replay_command->callback([replay, &context] { runReplay(*replay, context); });
+  replay_command->add_option("ID", replay->id, "The entry id (from `relay dlq ls`)");
+  replay_command->add_option("--app", bulk->app, "Bulk: entries of this app")->type_name("NAME");
+  replay_command->add_option("--handler", bulk->handler, "Bulk: of this handler");
+  replay_command->add_option("--kind", bulk->kind, "Bulk: of this kind (as `relay dlq ls`)");
+  replay_command->add_option("--reason", bulk->reason, "Bulk: whose reason contains this text");
+  replay_command->add_option("--q", bulk->text, "Bulk: whose event contains this text");
+  replay_command->add_option("--since", bulk->since,
+                             "Bulk: written since (a duration back from now, RFC 3339, Unix ms)");
+  replay_command->add_option("--until", bulk->until, "Bulk: written until (the same forms)");
+  replay_command->add_option("--rate", bulk->rate, "Bulk: at most N copies a second")
+      ->type_name("N/s");
+  replay_command->add_flag("--yes", bulk->yes, "Bulk: replay without asking");
+  replay_command->add_flag("--json", bulk->json, "Bulk: progress as JSON lines");
+  replay_command->add_flag("--detach", bulk->detach, "Bulk: print the replay's id and return");
+  replay_command->callback([replay, bulk, &context] {
+    if (!replay->id.empty() && bulk->any()) {
+      context.err << "relay dlq replay: an ID or a filter (--app, --handler, ...), not both\n";
+      context.exit_code = kExitUsage;
+    } else if (!replay->id.empty()) {
+      runReplay(*replay, context);
+    } else if (bulk->any()) {
+      runDlqBulkReplay(*bulk, std::cin, context);
+    } else {
+      context.err << "relay dlq replay: give an entry ID, or a filter such as --app NAME\n";
+      context.exit_code = kExitUsage;
+    }
+  });
 
   auto rm = std::make_shared<EntryOptions>();
   CLI::App* rm_command = group->add_subcommand("rm", "Remove one entry");
