@@ -8,6 +8,7 @@
 #include "console/dlq_api.h"
 #include "console/overview_api.h"
 #include "console/pending_api.h"
+#include "console/replays_api.h"
 #include "console/session_api.h"
 #include "invocation/paused_apps.h"
 
@@ -134,6 +135,7 @@ void Console::routes() {
   read("/api/dlq/entry", [&state](const HttpRequest& r) { return inspectDeadLetter(state, r); });
   read(
       "/api/playground", [&state](const HttpRequest& r) { return playground(state, r); }, "POST");
+  read("/api/replays", [&state](const HttpRequest& r) { return replays(state, r); });
   read("/api/jobs", [&state](const HttpRequest& r) { return replayStatus(state, r); });
   mutate("/api/dlq/delete", [&state](const HttpRequest& r) { return removeDeadLetters(state, r); });
   mutate("/api/dlq/replay", [&state](const HttpRequest& r) { return replayDeadLetters(state, r); });

@@ -2,6 +2,7 @@
 // (ctest label `browser`; tests/browser/README.md). Screenshots of every page go to
 // $RELAY_CONSOLE_SCREENSHOTS (scripts/console-screenshots points it at docs/console/).
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
@@ -287,6 +288,27 @@ describe('relay console', { timeout: 240000 }, () => {
     const overview = await stack.loggedInPage('#/overview?minutes=60');
     await overview.waitForFunction(() => /1 cancelled\./.test(document.querySelector('#window-totals')?.textContent || ''), { timeout: 15000 });
     await overview.browserContext().close();
+  });
+
+  it('shows a running replay with its progress on the overview', async () => {
+    for (let i = 0; i < 4; i += 1) await stack.publish({ kind: 'audit', id: `REPLAYED-${i}` });
+    // Two copies a second: the replay is still running while the page looks.
+    const id = execFileSync(process.env.RELAY_BINARY,
+      ['replay', '--app', 'ledger', '--rule', 'bin/audit.sh', '--since', '1h', '--rate', '2/s', '--detach'],
+      { env: { ...process.env, ...stack.env }, encoding: 'utf8' }).trim().split('\n').pop();
+    assert.match(id, /^r-\d+-[0-9a-f]{4}$/);
+    const page = await stack.loggedInPage('#/overview?minutes=60');
+    await page.waitForSelector('#replays', { timeout: 15000 });
+    assert.match(await text(page, '#replays'), new RegExp(`${id}\\s*running\\s*ledger/bin/audit\\.sh`));
+    await screenshot(page, 'overview-replays');
+    await page.browserContext().close();
+    await waitFor('the replay to finish', async () => {
+      const data = await stack.api('/api/replays');
+      return data.replays.some((replay) => replay.id === id && replay.state === 'done');
+    }, 30000);
+    const done = (await stack.api('/api/replays')).replays.find((replay) => replay.id === id);
+    assert.ok(done.published >= 4);
+    assert.equal(done.progress, 1);
   });
 
   it('saw no script error on any page', () => {

@@ -82,6 +82,25 @@ export async function renderOverview(main, params) {
       `deferred · ${total(['invocations:deduplicated'])} deduplicated · ${total(['invocations:superseded'])} superseded · ` +
       `${total(['invocations:retry_after'])} retry-after in ${minutes}m`, 'stat-flow'));
     body.append(stats);
+    // Replays (docs/replay.md): the running ones with their progress, then the latest ended.
+    const listed = (await get('/api/replays')).replays.slice(0, 8);
+    if (listed.length) {
+      const replayRows = listed.map((replay) => h('tr', null,
+        h('td', null, replay.id),
+        h('td', null, badge(replay.state, replay.state === 'running' || replay.state === 'done' ? 'ok'
+          : replay.state === 'cancelled' ? 'warn' : 'bad')),
+        h('td', null, replay.source === 'dlq' ? 'dead letters' : replay.rule ? `${replay.app}/${replay.rule}` : replay.app),
+        h('td', null, `${Math.floor(replay.progress * 100)}%`),
+        h('td', null, replay.published),
+        h('td', null, replay.skipped),
+        h('td', { class: 'muted' }, replay.missing ? `missing ${replay.missing.from}..${replay.missing.to}: ${replay.missing.reason}`
+          : replay.error || (replay.driver ? `driven by ${replay.driver}` : ''))));
+      const running = listed.filter((replay) => replay.state === 'running').length;
+      body.append(h('div', { class: 'card', id: 'replays-card' },
+        h('h3', null, `Replays (${running} running)`),
+        table(['Replay', 'State', 'Through', 'Progress', 'Published', 'Skipped', ''], replayRows,
+          { class: 'grid', id: 'replays' })));
+    }
     // Why the oldest message waits, and what keeps retention from trimming the stream.
     if (group.oldest_pending) {
       body.append(h('p', { class: 'muted', id: 'oldest-why' },
