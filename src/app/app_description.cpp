@@ -151,6 +151,15 @@ Json appDetailJson(const AppEntry& entry, WallTime now) {
                          {"line", schedule.line},
                          {"next", std::move(next)}});
   }
+  // docs/replay.md "Archive": null without one; the pattern null when the rules decide.
+  Json archive;
+  if (app.archive) {
+    archive = {{"retention", formatDuration(app.archive->retention)},
+               {"retention_ms", app.archive->retention.count()},
+               {"pattern", app.archive->pattern
+                               ? Json::parse(app.archive->pattern_json, nullptr, false)
+                               : Json()}};
+  }
   return {{"name", app.name},
           {"dir", entry.dir.string()},
           {"runtime", runtime::languageName(app.runtime)},
@@ -172,7 +181,8 @@ Json appDetailJson(const AppEntry& entry, WallTime now) {
           {"reason", entry.status.reason},
           {"errors", std::move(errors)},
           {"rules", std::move(rules)},
-          {"schedules", std::move(schedules)}};
+          {"schedules", std::move(schedules)},
+          {"archive", std::move(archive)}};
 }
 
 Json appSummaryJson(const AppEntry& entry) {

@@ -281,22 +281,29 @@ class TemplateParser {
     }
   }
 
-  // docs/replay.md "Archive": `archive: {retention: 30d, pattern: {...}}`.
+  // docs/replay.md "Archive": `archive: {retention: 30d, pattern: {...}}`. Runs after the
+  // rules are read: without a pattern the archive keeps what the rules match.
   void readArchive(const Field& field, App& app) {
-    const auto fields =
-        reader_.readMap(field, "a map with retention (and pattern)", {"retention", "pattern"},
-                        {"retention"});
+    const auto fields = reader_.readMap(field, "a map with retention (and optionally pattern)",
+                                        {"retention", "pattern"}, {"retention"});
     if (!fields) return;
     Archive archive;
     if (const Field* retention = findField(*fields, "retention")) {
-      archive.retention =
-          reader_.readDuration(*retention, kMaxArchiveRetention).value_or(Millis{0});
+      const auto read = reader_.readDuration(*retention, kMaxArchiveRetention);
+      if (!read) return;
+      archive.retention = *read;
     }
     if (const Field* pattern = findField(*fields, "pattern")) {
       Rule holder;
       compilePattern(*pattern, holder);
+      if (!holder.pattern) return;
       archive.pattern = std::move(holder.pattern);
       archive.pattern_json = std::move(holder.pattern_json);
+    } else if (app.rules.empty()) {
+      reader_.error(field,
+                    "an archive without a pattern keeps what the app's rules match, and the app "
+                    "has no rules under events: give the archive a pattern");
+      return;
     }
     app.archive = std::move(archive);
   }

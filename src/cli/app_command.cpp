@@ -172,6 +172,15 @@ void printInspectLines(const app::AppEntry& entry, WallTime now, std::ostream& o
           << fires[f].local << " " << schedule.time_zone.name() << "\n";
     }
   }
+  // docs/replay.md "Archive": what it keeps; its size and lag are `relay stats`'.
+  if (!app.archive) {
+    out << "archive:      (none)\n";
+  } else {
+    out << "archive:      retention " << formatDuration(app.archive->retention) << ", keeps "
+        << (app.archive->pattern ? "events matching " + app.archive->pattern->toString()
+                                 : std::string("events a rule matches"))
+        << "\n";
+  }
 }
 
 void runInspect(const InspectOptions& options, CommandContext& context) {

@@ -132,7 +132,8 @@ TEST_F(AppCommand, InspectShowsTheEffectiveConfiguration) {
                 "  [0] bin/h.sh  (template.yaml line 4)\n"
                 "      pattern:  {\"table_name\": [\"users\"], \"id\": [\"7\", 7]}\n"
                 "      timeout:  30s, retries: 4\n"
-                "schedules:    0\n");
+                "schedules:    0\n"
+                "archive:      (none)\n");
 }
 
 // docs/apps.md "Flow control": the app's throttle and each rule's limits, in words and in JSON.
@@ -251,6 +252,38 @@ TEST_F(AppCommand, InspectJsonCarriesDefaultsPatternsAndNextFireTimes) {
     }
     previous = instant;
   }
+}
+
+// docs/replay.md "Archive": what the app's archive keeps, in words and in JSON.
+TEST_F(AppCommand, InspectShowsTheArchive) {
+  root_.write("kept/bin/h.sh", "#!/bin/sh\n", 0755);
+  root_.write("kept/template.yaml", R"(runtime: exec
+events:
+  - handler: bin/h.sh
+    pattern: {kind: [order]}
+archive: {retention: 30d, pattern: {kind: [order, refund]}}
+)");
+  root_.write("rules/bin/h.sh", "#!/bin/sh\n", 0755);
+  root_.write("rules/template.yaml", R"(runtime: exec
+events:
+  - handler: bin/h.sh
+    pattern: {kind: [order]}
+archive: {retention: 12h}
+)");
+  const auto text = run({"app", "inspect", "kept", "--apps", root(), "--runtime", "process"});
+  ASSERT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("archive:      retention 30d, keeps events matching "
+                          "{\"kind\": [\"order\", \"refund\"]}\n"),
+            std::string::npos)
+      << text.out;
+  const auto json = run({"app", "inspect", "kept", "--json", "--apps", root()});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_EQ(nlohmann::json::parse(json.out)["archive"], nlohmann::json::parse(R"({
+    "retention": "30d", "retention_ms": 2592000000, "pattern": {"kind": ["order", "refund"]}})"));
+  const auto by_rules = run({"app", "inspect", "rules", "--apps", root(), "--runtime", "process"});
+  EXPECT_NE(by_rules.out.find("archive:      retention 12h, keeps events a rule matches\n"),
+            std::string::npos)
+      << by_rules.out;
 }
 
 TEST_F(AppCommand, InspectOfAnUnknownAppFails) {
