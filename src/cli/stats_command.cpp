@@ -11,6 +11,9 @@
 #include "cli/json_output.h"
 #include "cli/redis_session.h"
 #include "cli/table.h"
+#include "common/duration.h"
+#include "common/system_clock.h"
+#include "history/archive_reader.h"
 #include "invocation/ready_backlog.h"
 #include "stream/handler_stats.h"
 
@@ -27,6 +30,64 @@ std::string seconds(double value) {
   char buffer[32];
   std::snprintf(buffer, sizeof buffer, "%.3fs", value);
   return buffer;
+}
+
+// docs/replay.md "Archive": each archive's size, oldest entry and retention, and how far the
+// archiver is behind the stream (null when no worker archives).
+Json archivesJson(const history::ArchivesStatus& status) {
+  if (status.archives.empty() && status.archiver.owner.empty()) return nullptr;
+  Json archives = Json::array();
+  for (const history::ArchiveStatus& archive : status.archives) {
+    archives.push_back({{"key", archive.key},
+                        {"app", archive.app.empty() ? Json() : Json(archive.app)},
+                        {"entries", archive.entries},
+                        {"oldest", archive.oldest ? Json(archive.oldest->toString()) : Json()},
+                        {"newest", archive.newest ? Json(archive.newest->toString()) : Json()},
+                        {"retention_ms", archive.retention_ms}});
+  }
+  const history::ArchiverStatus& archiver = status.archiver;
+  return {{"archives", std::move(archives)},
+          {"archiver",
+           {{"owner", archiver.owner},
+            {"cursor", archiver.cursor},
+            {"archived", archiver.archived},
+            {"lag_ms", archiver.lag_ms},
+            {"gaps", archiver.gaps},
+            {"lost", archiver.lost},
+            {"last_gap", archiver.last_gap_from.empty() ? Json()
+                                                        : Json{{"after", archiver.last_gap_from},
+                                                               {"up_to", archiver.last_gap_to}}}}}};
+}
+
+void printArchives(const history::ArchivesStatus& status, long long now_ms, std::ostream& out) {
+  if (status.archives.empty() && status.archiver.owner.empty()) return;
+  for (const history::ArchiveStatus& archive : status.archives) {
+    out << "archive " << printable(archive.key)
+        << (archive.app.empty() ? std::string(" (the stream's)")
+                                : " (app " + printable(archive.app) + ")")
+        << ": " << archive.entries << (archive.entries == 1 ? " entry" : " entries");
+    if (archive.oldest) {
+      const long long age = now_ms - static_cast<long long>(archive.oldest->ms);
+      out << ", oldest " << archive.oldest->toString() << " ("
+          << formatDuration(std::chrono::milliseconds(std::max(0LL, age))) << " old)";
+    }
+    out << ", retention " << formatDuration(std::chrono::milliseconds(archive.retention_ms))
+        << "\n";
+  }
+  const history::ArchiverStatus& archiver = status.archiver;
+  if (archiver.owner.empty()) return;
+  out << "archiver: " << printable(archiver.owner) << ", at " << archiver.cursor << ", "
+      << (archiver.lag_ms == 0
+              ? std::string("caught up")
+              : formatDuration(std::chrono::milliseconds(archiver.lag_ms)) + " behind")
+      << ", " << archiver.archived << " copies written";
+  if (archiver.gaps > 0) {
+    out << ", " << archiver.gaps << (archiver.gaps == 1 ? " gap of " : " gaps of ") << archiver.lost
+        << (archiver.lost == 1 ? " entry" : " entries") << " (last: after "
+        << archiver.last_gap_from << " up to " << archiver.last_gap_to
+        << ", trimmed before they were archived)";
+  }
+  out << "\n";
 }
 
 void runStats(const StatsOptions& options, CommandContext& context) {
@@ -50,6 +111,9 @@ void runStats(const StatsOptions& options, CommandContext& context) {
     context.exit_code = kExitFailed;
     return;
   }
+  const long long now_ms = unixMillis(SystemClock().now());
+  auto archives = history::readArchivesStatus(*session->redis, session->keys, now_ms);
+  if (!archives.ok()) return reportRedisError("stats", archives.error(), context);
   if (options.json) {
     Json list = Json::array();
     for (const stream::HandlerStats& row : rows) {
@@ -77,6 +141,7 @@ void runStats(const StatsOptions& options, CommandContext& context) {
     } else {
       out["ready_backlog"] = nullptr;
     }
+    out["archive"] = archivesJson(*archives);
     out["handlers"] = std::move(list);
     context.out << prettyJson(out) << "\n";
     return;
@@ -90,6 +155,7 @@ void runStats(const StatsOptions& options, CommandContext& context) {
   } else {
     context.out << "ready backlog: - (" << backlog.error().message << ")\n";
   }
+  printArchives(*archives, now_ms, context.out);
   if (rows.empty()) {
     context.out << "no statistics recorded yet in " << session->keys.stats() << "\n";
     return;

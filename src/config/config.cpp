@@ -183,6 +183,26 @@ Result<WorkerConfig> loadConfig(const Environment& environment, const ConfigOver
                               {"REDIS_DLQ_RETENTION", &config.dlq_retention}}) {
     if (auto status = duration(name, *target); !status.ok()) return status.error();
   }
+  if (auto value = environment("RELAY_ARCHIVE_RETENTION")) {
+    auto parsed = parseDuration(*value);
+    if (!parsed.ok() || *parsed > kMaxArchiveRetention) {
+      return bad("RELAY_ARCHIVE_RETENTION", *value,
+                 "expected a duration up to 366d like 30d, or 0 for no stream archive");
+    }
+    config.archive_retention = *parsed;
+  }
+  if (auto value = environment("RELAY_ARCHIVE_PATTERN_FILE")) {
+    if (value->empty()) {
+      return bad("RELAY_ARCHIVE_PATTERN_FILE", *value,
+                 "expected a pattern file's path (unset it to archive every entry)");
+    }
+    if (config.archive_retention.count() == 0) {
+      return bad("RELAY_ARCHIVE_PATTERN_FILE", *value,
+                 "set RELAY_ARCHIVE_RETENTION too: the pattern filters the stream's archive, "
+                 "which exists only with a retention");
+    }
+    config.archive_pattern_file = *value;
+  }
   if (auto value = environment("RELAY_LOG_LEVEL")) {
     auto level = observability::parseLogLevel(*value);
     if (!level) return bad("RELAY_LOG_LEVEL", *value, "expected debug, info, warn or error");

@@ -30,6 +30,10 @@ struct RuntimeConfig {
   std::uint64_t image_cache_bytes = 10ULL << 30;                  // RELAY_IMAGE_CACHE_SIZE
 };
 
+/// The longest RELAY_ARCHIVE_RETENTION: an app's `archive.retention` has the same bound
+/// (docs/replay.md "Archive").
+inline constexpr std::chrono::milliseconds kMaxArchiveRetention = std::chrono::hours(24 * 366);
+
 /// Everything `relay start` is configured with (docs/operations.md "Configuration"), validated.
 struct WorkerConfig {
   redis::Endpoint redis;
@@ -43,6 +47,10 @@ struct WorkerConfig {
   std::chrono::milliseconds invocation_retention = std::chrono::hours(24 * 7);
   std::chrono::milliseconds stream_retention = std::chrono::hours(24);
   std::chrono::milliseconds dlq_retention = std::chrono::hours(24 * 7);
+  /// The stream-wide archive (docs/replay.md "Archive"): RELAY_ARCHIVE_RETENTION (0: none) and
+  /// RELAY_ARCHIVE_PATTERN_FILE (empty: every entry), a pattern file the worker compiles.
+  std::chrono::milliseconds archive_retention{0};
+  std::filesystem::path archive_pattern_file;
   std::string http_addr = "127.0.0.1:9464";
   observability::LogLevel log_level = observability::LogLevel::kInfo;
   observability::LogFormat log_format = observability::LogFormat::kText;

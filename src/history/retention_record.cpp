@@ -18,12 +18,6 @@ std::string retentionText(redis::Connection& redis, const invocation::StreamKeys
   return ms == 0 ? "0 (never)" : formatDuration(std::chrono::milliseconds(ms));
 }
 
-std::optional<stream::StreamId> before(stream::StreamId id) {
-  if (id.seq > 0) return stream::StreamId{id.ms, id.seq - 1};
-  if (id.ms > 0) return stream::StreamId{id.ms - 1, UINT64_MAX};
-  return std::nullopt;
-}
-
 }  // namespace
 
 redis::Result<std::optional<MissingPart>> missingPart(redis::Connection& redis,
@@ -44,7 +38,7 @@ redis::Result<std::optional<MissingPart>> missingPart(redis::Connection& redis,
   if (held && !(from < *held)) return std::optional<MissingPart>();
   MissingPart part;
   part.from = from.toString();
-  const std::optional<stream::StreamId> last = held ? before(*held) : std::nullopt;
+  const std::optional<stream::StreamId> last = held ? held->previous() : std::nullopt;
   part.to = (!held || to < *held || !last) ? to.toString() : last->toString();
   if (!archive.empty()) {
     const bool own = archive == keys.appArchive(app);
@@ -71,6 +65,39 @@ redis::Result<std::optional<MissingPart>> missingPart(redis::Connection& redis,
         "no archive keeps it";
   }
   return std::optional<MissingPart>(std::move(part));
+}
+
+redis::Status recordRetention(redis::Connection& redis, const invocation::StreamKeys& keys,
+                              const std::string& field, std::chrono::milliseconds retention) {
+  auto reply = redis.command({"HSET", keys.retention(), field, std::to_string(retention.count())});
+  if (!reply.ok()) return reply.error();
+  return {};
+}
+
+redis::Status recordStreamTrim(redis::Connection& redis, const invocation::StreamKeys& keys,
+                               stream::StreamId min_id) {
+  auto reply = redis.command({"HSET", keys.retention(), "stream_trimmed_to", min_id.toString()});
+  if (!reply.ok()) return reply.error();
+  return {};
+}
+
+redis::Result<std::vector<RecordedArchive>> recordedArchives(redis::Connection& redis,
+                                                             const invocation::StreamKeys& keys) {
+  auto reply = redis.command({"HGETALL", keys.retention()});
+  if (!reply.ok()) return reply.error();
+  auto items = reply->view().elements();
+  if (!items.ok()) return items.error();
+  std::vector<RecordedArchive> archives;
+  constexpr std::string_view kPrefix = "archive:";
+  for (std::size_t i = 0; i + 1 < items->size(); i += 2) {
+    auto field = (*items)[i].string();
+    auto value = (*items)[i + 1].string();
+    if (!field.ok() || !value.ok() || !field->starts_with(kPrefix)) continue;
+    long long ms = 0;
+    if (!parseWholeNumber(*value, ms)) continue;
+    archives.push_back({std::string(field->substr(kPrefix.size())), std::chrono::milliseconds(ms)});
+  }
+  return archives;
 }
 
 }  // namespace relay::history

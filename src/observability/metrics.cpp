@@ -98,12 +98,18 @@ Metrics::Metrics() {
           "Replay copies this worker published into the stream (docs/replay.md).");
   declare("relay_archived_entries_total", "counter",
           "Stream entries this worker copied into an archive, by archive (docs/replay.md).");
+  declare("relay_archive_gaps_total", "counter",
+          "Stretches of the stream trimmed before the archiver copied them: lost to replay "
+          "(docs/replay.md).");
+  declare("relay_archive_lag_seconds", "gauge",
+          "Age of the oldest stream entry the archiver has not read yet (0: caught up).");
   families_["relay_group_recreated_total"].series[{}] = 0;
   families_["relay_missing_payload_total"].series[{}] = 0;
   families_["relay_reclaimed_total"].series[{}] = 0;
   families_["relay_schedule_republished_total"].series[{}] = 0;
   families_["relay_idle_consumers_deleted_total"].series[{}] = 0;
   families_["relay_replay_copies_total"].series[{}] = 0;
+  families_["relay_archive_gaps_total"].series[{}] = 0;
   families_["relay_inflight_invocations"].series[{}] = 0;
   families_["relay_redis_reconnects_total"].series[{}] = 0;
   families_["relay_redis_failovers_total"].series[{}] = 0;
@@ -238,6 +244,10 @@ void Metrics::countArchived(std::string_view archive, long long entries) {
   add("relay_archived_entries_total", {{"archive", std::string(archive)}},
       static_cast<double>(entries));
 }
+
+void Metrics::countArchiveGap() { add("relay_archive_gaps_total", {}, 1); }
+
+void Metrics::setArchiveLag(double seconds) { set("relay_archive_lag_seconds", {}, seconds); }
 
 double Metrics::value(std::string_view name, const Labels& labels) const {
   std::lock_guard lock(mutex_);

@@ -25,4 +25,10 @@ std::optional<StreamId> StreamId::next() const {
   return std::nullopt;
 }
 
+std::optional<StreamId> StreamId::previous() const {
+  if (seq > 0) return StreamId{ms, seq - 1};
+  if (ms > 0) return StreamId{ms - 1, std::numeric_limits<std::uint64_t>::max()};
+  return std::nullopt;
+}
+
 }  // namespace relay::stream

@@ -21,6 +21,8 @@ struct StreamId {
   std::string toString() const;
   /// The smallest id greater than this one; nullopt for the largest possible id.
   std::optional<StreamId> next() const;
+  /// The largest id smaller than this one; nullopt for 0-0.
+  std::optional<StreamId> previous() const;
 };
 
 }  // namespace relay::stream

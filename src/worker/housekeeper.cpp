@@ -5,6 +5,7 @@
 
 #include "common/duration.h"
 #include "common/rfc3339.h"
+#include "history/retention_record.h"
 #include "redis/errors.h"
 #include "stream/group_keeper.h"
 #include "stream/pending_inspector.h"
@@ -208,6 +209,13 @@ void Housekeeper::round(redis::Connection& redis) {
     if (!trimmed.ok()) {
       logger_.warn("retention pass failed", {{"error", trimmed.error().message}});
     }
+    // What a replay reports about entries it misses (docs/replay.md "Archive"): the retention
+    // applied and how far it trimmed.
+    auto recorded = history::recordRetention(redis, keys_, "stream", trimmer_.settings().stream);
+    if (recorded.ok() && trimmed.ok() && trimmed->stream_trimmed > 0) {
+      recorded = history::recordStreamTrim(redis, keys_, *trimmed->stream_min_id);
+    }
+    if (!recorded.ok()) metrics_.countRedisError("retention_record");
     if (!settings_.consumer.empty()) deleteIdleConsumersOnce(redis);
     next_trim_ = clock_.monotonicNow() + settings_.retention_interval;
   }

@@ -5,9 +5,13 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdint>
+#include <cstring>
+#include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -19,6 +23,7 @@
 #include "common/thread_name.h"
 #include "config/runtime_factory.h"
 #include "invocation/paused_apps.h"
+#include "pattern/pattern_text.h"
 #include "redis/topology.h"
 #include "tracing/tracing_observer.h"
 #include "worker/endpoints.h"
@@ -53,6 +58,32 @@ class HookedObserver final : public invocation::LifecycleObserver {
   std::unique_ptr<invocation::LifecycleObserver> inner_;
   std::function<void(const invocation::Message&)> hook_;
 };
+
+// The stream-wide archive of RELAY_ARCHIVE_RETENTION and RELAY_ARCHIVE_PATTERN_FILE (nullopt:
+// none): a pattern file that cannot be read or compiled stops the start, naming it.
+Result<std::optional<history::StreamArchive>> streamArchive(const config::WorkerConfig& config) {
+  if (config.archive_retention.count() == 0) return std::optional<history::StreamArchive>();
+  history::StreamArchive archive;
+  archive.retention = config.archive_retention;
+  if (!config.archive_pattern_file.empty()) {
+    const std::string shown = config.archive_pattern_file.string();
+    std::ifstream in(config.archive_pattern_file, std::ios::binary);
+    if (!in) {
+      return Error::invalid("RELAY_ARCHIVE_PATTERN_FILE=" + shown + ": cannot be read (" +
+                            std::strerror(errno) + ")");
+    }
+    std::ostringstream text;
+    text << in.rdbuf();
+    auto compiled = pattern::compileText(text.str(), shown);
+    if (auto* problems = std::get_if<std::vector<std::string>>(&compiled)) {
+      std::string message = "RELAY_ARCHIVE_PATTERN_FILE: not a valid pattern:";
+      for (const std::string& problem : *problems) message += "\n  " + problem;
+      return Error::invalid(message);
+    }
+    archive.pattern = std::get<std::shared_ptr<const pattern::Pattern>>(std::move(compiled));
+  }
+  return std::optional<history::StreamArchive>(std::move(archive));
+}
 
 }  // namespace
 
@@ -186,6 +217,17 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   w.trimmer_ = std::make_unique<stream::Trimmer>(
       keys, stream::RetentionSettings{config.stream_retention, config.dlq_retention}, w.metrics_,
       w.logger_, clock);
+  auto stream_archive = streamArchive(config);
+  if (!stream_archive.ok()) return stream_archive.error();
+  history::ArchiverSettings archiving = w.internals_.archiver;
+  archiving.max_event_bytes = config.max_event_bytes;
+  app::Registry* registry_ptr = w.registry_.get();
+  w.archive_ = std::make_unique<ArchiveLoop>(
+      std::make_unique<history::Archiver>(
+          keys, config.consumer, std::move(stream_archive).value(),
+          [registry_ptr] { return registry_ptr->snapshot(); }, archiving, w.metrics_, w.logger_,
+          clock),
+      config.redis, w.metrics_, w.logger_, clock);
   if (auto served = w.serveEndpoints(); !served.ok()) return served.error();
   if (config.systemd) {
     auto notifier = SystemdNotifier::create(*config.systemd);
@@ -355,6 +397,7 @@ void Worker::run() {
                 {"max_event_bytes", formatSize(config_.max_event_bytes)},
                 {"http", http_->address().toString()}});
   housekeeper_->start();
+  archive_->start();
   if (auto serving = http_->start(); !serving.ok()) {
     logger_.error("http endpoints not served", {{"error", serving.error().message}});
   }
@@ -381,6 +424,7 @@ void Worker::run() {
   replays.join();
   watcher.join();
   housekeeper_->stop();
+  archive_->stop();
   pauses_->stop();
   http_->stop();
   logger_.info("relay stopped");

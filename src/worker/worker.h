@@ -28,6 +28,7 @@
 #include "stream/consumer.h"
 #include "stream/trimmer.h"
 #include "tracing/tracer.h"
+#include "worker/archive_loop.h"
 #include "worker/cancel_watcher.h"
 #include "worker/housekeeper.h"
 #include "worker/pause_watcher.h"
@@ -58,6 +59,8 @@ struct WorkerInternals {
   PauseSettings pauses;
   CancelSettings cancels;
   history::ReplayDriverSettings replays;  // keys and consumer are taken from the config
+  /// The archiver's pace, lease and batches (docs/replay.md "Archive").
+  history::ArchiverSettings archiver;
 };
 
 /// The composition root of `relay start`: builds the logger, metrics, runtime, app registry,
@@ -129,6 +132,7 @@ class Worker {
   std::unique_ptr<stream::Trimmer> trimmer_;
   std::unique_ptr<stream::ThroughputRecorder> throughput_;
   std::unique_ptr<Housekeeper> housekeeper_;
+  std::unique_ptr<ArchiveLoop> archive_;
   std::unique_ptr<catalog::SchedulePublisher> publisher_;
   /// Publishes the copies of the replays this worker takes up (docs/replay.md "Driving").
   std::unique_ptr<history::ReplayDriver> replays_;

@@ -68,6 +68,12 @@ int main() {
   }
   internals.housekeeping.refresh_interval = std::chrono::milliseconds(200);
   internals.housekeeping.heartbeat_ttl = std::chrono::milliseconds(1'000);
+  // The archiver: small batches every 50 ms, so a backlog takes a while (a test kills it midway),
+  // and a lease that runs out within a second.
+  internals.archiver.interval = std::chrono::milliseconds(50);
+  internals.archiver.lease = std::chrono::milliseconds(1'000);
+  internals.archiver.batch = 25;
+  internals.archiver.batches_per_pass = 1;
   SystemClock clock;
   SystemRandom random;
   auto created = worker::Worker::create(*config, std::cerr, clock, random, internals);

@@ -78,6 +78,34 @@ TEST(WorkerConfig, ReadsTheRuntimeSettingsLikeEveryCommand) {
   EXPECT_EQ(bad.error().message, "RELAY_RUNTIME=\"kvm\": expected sandbox, docker or process");
 }
 
+// docs/replay.md "Archive": the stream's archive, off unless RELAY_ARCHIVE_RETENTION is set.
+TEST(WorkerConfig, ReadsTheStreamArchiveAndRefusesAPatternWithoutARetention) {
+  const auto none = loadConfig(environmentOf({}), ConfigOverrides{}, "h");
+  ASSERT_TRUE(none.ok());
+  EXPECT_EQ(none->archive_retention.count(), 0);
+  EXPECT_TRUE(none->archive_pattern_file.empty());
+  const auto set = loadConfig(environmentOf({{"RELAY_ARCHIVE_RETENTION", "30d"},
+                                             {"RELAY_ARCHIVE_PATTERN_FILE", "/etc/relay/a.yaml"}}),
+                              ConfigOverrides{}, "h");
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->archive_retention, std::chrono::hours(24 * 30));
+  EXPECT_EQ(set->archive_pattern_file, "/etc/relay/a.yaml");
+  const auto long_one =
+      loadConfig(environmentOf({{"RELAY_ARCHIVE_RETENTION", "400d"}}), ConfigOverrides{}, "h");
+  ASSERT_FALSE(long_one.ok());
+  EXPECT_EQ(long_one.error().message,
+            "RELAY_ARCHIVE_RETENTION=\"400d\": expected a duration up to 366d like 30d, or 0 for "
+            "no stream archive");
+  const auto alone = loadConfig(environmentOf({{"RELAY_ARCHIVE_PATTERN_FILE", "/a.yaml"}}),
+                                ConfigOverrides{}, "h");
+  ASSERT_FALSE(alone.ok());
+  EXPECT_EQ(alone.error().message.rfind("RELAY_ARCHIVE_PATTERN_FILE=\"/a.yaml\": set "
+                                        "RELAY_ARCHIVE_RETENTION too",
+                                        0),
+            0u)
+      << alone.error().message;
+}
+
 TEST(AppsRootSetting, TheFlagOverridesTheVariableWhichOverridesTheDefault) {
   const auto environment = environmentOf({{"RELAY_APPS", "/srv/apps"}});
   EXPECT_EQ(*loadAppsRoot(environment, "/opt/apps"), "/opt/apps");

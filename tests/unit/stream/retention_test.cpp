@@ -178,5 +178,12 @@ TEST(StreamId, OrdersLikeRedis) {
   EXPECT_FALSE(id(UINT64_MAX, UINT64_MAX).next());
 }
 
+TEST(StreamId, PreviousIsTheLargestSmallerId) {
+  EXPECT_EQ(id(5, 6).previous(), id(5, 5));
+  EXPECT_EQ(id(5, 0).previous(), id(4, UINT64_MAX));
+  EXPECT_FALSE(id(0, 0).previous());
+  EXPECT_EQ(id(7, 0).previous()->next(), id(7, 0));
+}
+
 }  // namespace
 }  // namespace relay::stream
