@@ -82,6 +82,8 @@ CommandProbe probeCommands(redis::Connection& redis, const invocation::StreamKey
   tried("hset", {"HSET", h, "f", "1"});
   tried("hgetall", {"HGETALL", h});
   tried("hincrby", {"HINCRBY", h, "n", "1"});
+  tried("hget", {"HGET", h, "n"});  // the archiver's hash (docs/replay.md "Archive")
+  tried("hexists", {"HEXISTS", h, "n"});
   tried("hdel", {"HDEL", h, "f"});
   tried("zadd", {"ZADD", z, "1", "m"});
   tried("zrangebyscore", {"ZRANGEBYSCORE", z, "-inf", "+inf"});
@@ -101,6 +103,7 @@ CommandProbe probeCommands(redis::Connection& redis, const invocation::StreamKey
   const auto id = tried("xadd", {"XADD", x, "*", "doctor", "1"}).value_or("0-1");
   tried("xlen", {"XLEN", x});
   tried("xrange", {"XRANGE", x, "-", "+"});
+  tried("xrevrange", {"XREVRANGE", x, "+", "-", "COUNT", "1"});
   tried("xgroup", {"XGROUP", "CREATE", x, "doctor", "0"});
   tried("xreadgroup", {"XREADGROUP", "GROUP", "doctor", "doctor", "COUNT", "1", "STREAMS", x, ">"});
   tried("xpending", {"XPENDING", x, "doctor"});
@@ -108,6 +111,7 @@ CommandProbe probeCommands(redis::Connection& redis, const invocation::StreamKey
   tried("xautoclaim", {"XAUTOCLAIM", x, "doctor", "doctor", "0", "0"});
   tried("xack", {"XACK", x, "doctor", id});
   tried("xinfo", {"XINFO", "CONSUMERS", x, "doctor"});
+  tried("xinfo stream", {"XINFO", "STREAM", x});  // the archiver's gap check
   tried("xgroup delconsumer", {"XGROUP", "DELCONSUMER", x, "doctor", "doctor"});
   tried("xtrim", {"XTRIM", x, "MINID", "0"});
   tried("xdel", {"XDEL", x, id});
@@ -235,26 +239,28 @@ const char* statusName(DoctorCheck::Status status) {
 
 const std::vector<std::string>& relayRedisCommands() {
   // Tried in this order by probeCommands; keep the two in step.
-  static const std::vector<std::string> commands = {"ping",        "time",
-                                                    "eval",        "evalsha",
-                                                    "set",         "get",
-                                                    "exists",      "pexpire",
-                                                    "hset",        "hgetall",
-                                                    "hincrby",     "hdel",
-                                                    "zadd",        "zrangebyscore",
-                                                    "zcount",      "zrange",
-                                                    "zcard",       "zremrangebyscore",
-                                                    "zscore",      "zrem",
-                                                    "zrangebylex", "zlexcount",
-                                                    "sadd",        "smembers",
-                                                    "smismember",  "sunion",
-                                                    "srem",        "xadd",
-                                                    "xlen",        "xrange",
-                                                    "xgroup",      "xreadgroup",
-                                                    "xpending",    "xclaim",
-                                                    "xautoclaim",  "xack",
-                                                    "xinfo",       "xgroup delconsumer",
-                                                    "xtrim",       "xdel",
+  static const std::vector<std::string> commands = {"ping",         "time",
+                                                    "eval",         "evalsha",
+                                                    "set",          "get",
+                                                    "exists",       "pexpire",
+                                                    "hset",         "hgetall",
+                                                    "hincrby",      "hget",
+                                                    "hexists",      "hdel",
+                                                    "zadd",         "zrangebyscore",
+                                                    "zcount",       "zrange",
+                                                    "zcard",        "zremrangebyscore",
+                                                    "zscore",       "zrem",
+                                                    "zrangebylex",  "zlexcount",
+                                                    "sadd",         "smembers",
+                                                    "smismember",   "sunion",
+                                                    "srem",         "xadd",
+                                                    "xlen",         "xrange",
+                                                    "xrevrange",    "xgroup",
+                                                    "xreadgroup",   "xpending",
+                                                    "xclaim",       "xautoclaim",
+                                                    "xack",         "xinfo",
+                                                    "xinfo stream", "xgroup delconsumer",
+                                                    "xtrim",        "xdel",
                                                     "del"};
   return commands;
 }

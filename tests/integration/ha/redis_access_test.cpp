@@ -165,7 +165,8 @@ TEST_F(RelayProduction, WholePipelineRunsUnderTheDocumentedAclRule) {
   auto server = RedisServer::create(options);
   ASSERT_TRUE(server.ok()) << server.error().message;
   const std::string uri = "redis://relay:relay-pw@" + (*server)->uri();
-  auto relay = start(env(uri));
+  // The stream's archive too (docs/replay.md "Archive"): its scripts and reads under the rule.
+  auto relay = start(env(uri, {"RELAY_ARCHIVE_RETENTION=7d"}));
   auto redis = admin(**server);
   for (const char* event : {R"({"kind":"ha","n":1})", R"({"kind":"ha","n":2,"fail":true})",
                             R"({"kind":"other"})", "not json"}) {
@@ -175,6 +176,10 @@ TEST_F(RelayProduction, WholePipelineRunsUnderTheDocumentedAclRule) {
     auto reply = redis->command({"XPENDING", "{events}", "relay"});
     return reply.ok() ? *reply->at(0)->integer() : -1;
   };
+  const auto archived = [&] {
+    auto reply = redis->command({"XLEN", "relay:{events}:archive:relay"});
+    return reply.ok() ? *reply->integer() : -1;
+  };
   const auto dlq_length = [&] {
     auto reply = redis->command({"XLEN", "relay:{events}:dlq"});
     return reply.ok() ? *reply->integer() : -1;
@@ -183,10 +188,11 @@ TEST_F(RelayProduction, WholePipelineRunsUnderTheDocumentedAclRule) {
   ASSERT_TRUE(SpawnedProcess::waitUntil(
       [&] {
         return pending() == 0 && dlq_length() == 2 && apps_.lines().size() >= 3 &&
-               apps_.runsByEventNumber().count(1) == 1;
+               apps_.runsByEventNumber().count(1) == 1 && archived() == 4;
       },
       seconds(60)))
-      << relay->log() << "pending " << pending() << " dlq " << dlq_length();
+      << relay->log() << "pending " << pending() << " dlq " << dlq_length() << " archived "
+      << archived();
   const BinaryRun listed = runRelay({"dlq", "ls", "--json"}, env(uri));
   ASSERT_EQ(listed.exit_code, 0) << listed.err;
   const auto entries = nlohmann::json::parse(listed.out);
@@ -197,6 +203,8 @@ TEST_F(RelayProduction, WholePipelineRunsUnderTheDocumentedAclRule) {
   EXPECT_EQ(dlq_length(), 1);
   const BinaryRun stats = runRelay({"stats", "--json"}, env(uri));
   EXPECT_EQ(stats.exit_code, 0) << stats.err;
+  // The four events, never the schedule's occurrence.
+  EXPECT_EQ(nlohmann::json::parse(stats.out)["archive"]["archives"][0]["entries"], 4) << stats.out;
   const BinaryRun health = runRelay({"health"}, {"RELAY_HTTP_ADDR=" + http_});
   EXPECT_EQ(health.exit_code, 0) << health.out << health.err;
   EXPECT_EQ(health.out.find("relay-pw"), std::string::npos);
