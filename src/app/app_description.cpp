@@ -154,11 +154,11 @@ Json appDetailJson(const AppEntry& entry, WallTime now) {
   // docs/replay.md "Archive": null without one; the pattern null when the rules decide.
   Json archive;
   if (app.archive) {
-    archive = {{"retention", formatDuration(app.archive->retention)},
-               {"retention_ms", app.archive->retention.count()},
-               {"pattern", app.archive->pattern
-                               ? Json::parse(app.archive->pattern_json, nullptr, false)
-                               : Json()}};
+    archive = {
+        {"retention", formatDuration(app.archive->retention)},
+        {"retention_ms", app.archive->retention.count()},
+        {"pattern",
+         app.archive->pattern ? Json::parse(app.archive->pattern_json, nullptr, false) : Json()}};
   }
   return {{"name", app.name},
           {"dir", entry.dir.string()},

@@ -36,11 +36,11 @@ class TemplateParser {
                             yaml::describe(root));
       return {};
     }
-    const auto fields = reader_.readMap(
-        document, "a map",
-        {"runtime", "image", "concurrency", "network", "egress", "env", "resources", "throttle",
-         "events", "schedules", "archive"},
-        {"runtime"});
+    const auto fields =
+        reader_.readMap(document, "a map",
+                        {"runtime", "image", "concurrency", "network", "egress", "env", "resources",
+                         "throttle", "events", "schedules", "archive"},
+                        {"runtime"});
     App app;
     app.name = name_;
     app.dir = dir_;

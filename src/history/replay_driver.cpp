@@ -9,6 +9,7 @@
 #include "common/whole_number.h"
 #include "dlq/dlq_filter.h"
 #include "dlq/entry.h"
+#include "history/archive_reader.h"
 #include "history/replay_selection.h"
 #include "history/retention_record.h"
 #include "redis/reconnect.h"
@@ -253,12 +254,7 @@ void ReplayDriver::pace(double rate, long long published, MonoTime since) {
 
 redis::Result<std::string> ReplayDriver::archiveOf(redis::Connection& redis,
                                                    const std::string& app) {
-  for (const std::string& key : {settings_.keys.appArchive(app), settings_.keys.archive()}) {
-    auto exists = redis.command({"EXISTS", key});
-    if (!exists.ok()) return exists.error();
-    if (exists->integer().ok() && *exists->integer() == 1) return key;
-  }
-  return std::string();
+  return archiveFor(redis, settings_.keys, app);  // docs/replay.md "Archive"
 }
 
 redis::Result<DriveReport> ReplayDriver::driveStream(redis::Connection& redis,

@@ -249,13 +249,13 @@ redis::Result<std::optional<ReplayStatus>> readReplay(redis::Connection& redis,
 
 redis::Result<std::vector<ReplayStatus>> listReplays(redis::Connection& redis,
                                                      const invocation::StreamKeys& keys) {
-  auto ids = redis.command({"ZREVRANGE", keys.replays(), "0", "-1"});
+  auto ids = redis.command({"ZRANGE", keys.replays(), "0", "-1", "REV"});
   if (!ids.ok()) return ids.error();
   std::vector<ReplayStatus> replays;
   std::vector<std::string> gone;
   for (std::size_t i = 0; i < ids->size(); ++i) {
     auto id = ids->at(i);
-    if (!id.ok() || !id->string().ok()) return protocol("ZREVRANGE: not a list of ids");
+    if (!id.ok() || !id->string().ok()) return protocol("ZRANGE: not a list of ids");
     const std::string name(*id->string());
     auto status = readReplay(redis, keys, name);
     if (!status.ok()) return status.error();
@@ -273,40 +273,47 @@ redis::Result<std::vector<ReplayStatus>> listReplays(redis::Connection& redis,
   return replays;
 }
 
+// Creates the replay only if the index still holds exactly the ids the caller checked (newest
+// first, one per line): one script, so no ACL needs WATCH/MULTI/EXEC (docs/operations.md).
+constexpr const char* kCreateIfUnchanged = R"LUA(
+if ARGV[1] == '1' and table.concat(redis.call('ZRANGE', KEYS[1], 0, -1, 'REV'), '\n') ~= ARGV[2] then
+  return 0
+end
+redis.call('HSET', KEYS[2], unpack(ARGV, 5))
+redis.call('ZADD', KEYS[1], ARGV[3], ARGV[4])
+return 1
+)LUA";
+
 redis::Result<CreatedReplay> createReplay(redis::Connection& redis,
                                           const invocation::StreamKeys& keys,
                                           const ReplaySpec& spec, const std::string& id) {
-  // Optimistic: a replay created by someone else between the read and EXEC aborts the EXEC,
-  // and the check runs again with it.
+  // Optimistic: a replay created by someone else between the check and the creation makes the
+  // script refuse, and the check runs again with it.
   for (int round = 0; round < 8; ++round) {
-    auto watched = redis.command({"WATCH", keys.replays()});
-    if (!watched.ok()) return watched.error();
     CreatedReplay created;
     created.id = id;
+    std::string seen;
     if (!spec.again) {
       auto existing = listReplays(redis, keys);
-      if (!existing.ok()) {
-        (void)redis.command({"UNWATCH"});
-        return existing.error();
-      }
+      if (!existing.ok()) return existing.error();
       for (const ReplayStatus& earlier : *existing) {
+        seen += (seen.empty() ? "" : "\n") + earlier.id;
         if (earlier.state == "failed" || !overlaps(earlier.spec, spec)) continue;
         created.conflict = ReplayConflict{earlier.id, earlier.spec.from, earlier.spec.to};
-        (void)redis.command({"UNWATCH"});
         return created;
       }
     }
     auto now = redisNowMs(redis);
     if (!now.ok()) return now.error();
     const std::int64_t now_ms = *now;
-    std::vector<std::string> hset = {"HSET", keys.replay(id)};
-    for (std::string& field : replayFields(id, spec, now_ms)) hset.push_back(std::move(field));
-    auto replies = redis.pipeline(
-        {{"MULTI"}, hset, {"ZADD", keys.replays(), std::to_string(now_ms), id}, {"EXEC"}});
-    if (!replies.ok()) return replies.error();
-    auto& exec = replies->back();
-    if (!exec.ok()) return exec.error();
-    if (!exec->isNil()) return created;  // committed
+    std::vector<std::string> command = {
+        "EVAL",         kCreateIfUnchanged,     "2",
+        keys.replays(), keys.replay(id),        spec.again ? "0" : "1",
+        seen,           std::to_string(now_ms), id};
+    for (std::string& field : replayFields(id, spec, now_ms)) command.push_back(std::move(field));
+    auto created_now = redis.command(command);
+    if (!created_now.ok()) return created_now.error();
+    if (created_now->integer().ok() && *created_now->integer() == 1) return created;
   }
   return protocol("replays kept changing while this one was created; try again");
 }

@@ -60,8 +60,8 @@ class Metrics {
                        std::string_view reason);
   void countReplayCopies(long long copies);                         // relay_replay_copies_total
   void countArchived(std::string_view archive, long long entries);  // relay_archived_entries_total
-  void countArchiveGap();              // relay_archive_gaps_total
-  void setArchiveLag(double seconds);  // relay_archive_lag_seconds
+  void countArchiveGap();                                           // relay_archive_gaps_total
+  void setArchiveLag(double seconds);                               // relay_archive_lag_seconds
 
   /// Current value of a counter or gauge series (0 when it was never touched).
   double value(std::string_view name, const Labels& labels = {}) const;

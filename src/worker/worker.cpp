@@ -222,12 +222,12 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   history::ArchiverSettings archiving = w.internals_.archiver;
   archiving.max_event_bytes = config.max_event_bytes;
   app::Registry* registry_ptr = w.registry_.get();
-  w.archive_ = std::make_unique<ArchiveLoop>(
-      std::make_unique<history::Archiver>(
-          keys, config.consumer, std::move(stream_archive).value(),
-          [registry_ptr] { return registry_ptr->snapshot(); }, archiving, w.metrics_, w.logger_,
-          clock),
-      config.redis, w.metrics_, w.logger_, clock);
+  w.archive_ =
+      std::make_unique<ArchiveLoop>(std::make_unique<history::Archiver>(
+                                        keys, config.consumer, std::move(stream_archive).value(),
+                                        [registry_ptr] { return registry_ptr->snapshot(); },
+                                        archiving, w.metrics_, w.logger_, clock),
+                                    config.redis, w.metrics_, w.logger_, clock);
   if (auto served = w.serveEndpoints(); !served.ok()) return served.error();
   if (config.systemd) {
     auto notifier = SystemdNotifier::create(*config.systemd);

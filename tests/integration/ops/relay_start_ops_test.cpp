@@ -72,12 +72,14 @@ class RelayStartOps : public RedisTest {
     return response.ok() ? *response : http::Response{};
   }
   /// /healthz once it answers 503 (waiting up to 30 s), or its last answer.
-  http::Response unhealthyHealthz() {
+  /// The first unhealthy /healthz that says `says` (a worker just started is unhealthy for a
+  /// moment too: "not connected yet").
+  http::Response unhealthyHealthz(const std::string& says) {
     http::Response healthz;
     SpawnedProcess::waitUntil(
         [&] {
           healthz = get("/healthz");
-          return healthz.status == 503;
+          return healthz.status == 503 && healthz.body.find(says) != std::string::npos;
         },
         seconds(30));
     return healthz;
@@ -440,7 +442,7 @@ TEST_F(RelayStartOps, HealthzReflectsFailingLifecycleScriptsAndRecovers) {
     ASSERT_TRUE(redis->command({"SET", "relay:events:inv:relay:" + id, "not a hash"}).ok());
     xadd(R"({"kind":"order"})", id);
   }
-  const http::Response healthz = unhealthyHealthz();
+  const http::Response healthz = unhealthyHealthz("lifecycle store calls are failing: ");
   ASSERT_EQ(healthz.status, 503) << relay->log();
   // Each start fails, and so does the release of what its token might hold, which the renewer
   // repeats every 10 s: whichever run is longest is named.
@@ -477,7 +479,7 @@ TEST_F(RelayStartOps, HealthzSaysWhenAnAclForbidsWhatTheLifecycleScriptsRun) {
       admin->command({"ACL", "SETUSER", "relay", "on", ">pw", "~*", "&*", "+@all", "-hset"}).ok());
   auto relay = start({"REDIS_URI=redis://relay:pw@127.0.0.1:" + std::to_string(server().port())});
   for (int i = 0; i < 3; ++i) xadd(R"({"kind":"order"})");
-  const http::Response healthz = unhealthyHealthz();
+  const http::Response healthz = unhealthyHealthz("lifecycle store calls are failing: ");
   ASSERT_EQ(healthz.status, 503) << relay->log();
   EXPECT_NE(healthz.body.find("lifecycle store calls are failing: "), std::string::npos)
       << healthz.body;
