@@ -25,6 +25,7 @@
 #include "runtime/child_setup.h"
 #include "runtime/egress_policy.h"
 #include "runtime/handover.h"
+#include "runtime/launcher/native_setup.h"
 #include "runtime/sandbox/egress_filter.h"
 
 namespace {
@@ -106,10 +107,8 @@ int egressStep(int argc, char** argv) {
   return refuse(std::string("cannot execute ") + argv[3] + ": " + std::strerror(errno));
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
-  if (argc > 1 && std::strcmp(argv[1], "--egress") == 0) return egressStep(argc, argv);
+// The hand-over: read it, report `started`, exec the handler.
+int takeHandover(int /*argc*/, char** /*argv*/) {
   const std::string line = readHeaderLine();
   if (line.empty()) return 0;
   auto header = decodeHandoverHeader(line);
@@ -135,4 +134,20 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "relay-launcher: cannot execute %s: %s\n", executable.c_str(),
                std::strerror(errno));
   return 127;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--egress") == 0) return egressStep(argc, argv);
+  // The native sandbox (docs/runtimes.md "Native launcher"): Relay starts the launcher as root
+  // to build the prepared tree once, then once per sandbox to set it up and drop everything.
+  if (argc > 1 && std::strcmp(argv[1], "--native-template") == 0) {
+    return native::buildTemplate(argc, argv);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "--native") == 0) {
+    return native::runSandbox(argc, argv, takeHandover);
+  }
+  if (argc > 1 && std::strcmp(argv[1], "--self-test") == 0) return native::selfTest(argc, argv);
+  return takeHandover(argc, argv);
 }
