@@ -54,8 +54,8 @@ bool setReadOnly(int dirfd, const char* path, unsigned flags, bool devices = fal
   mount_attr attr{};
   attr.attr_set = MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | (devices ? 0 : MOUNT_ATTR_NODEV);
   attr.propagation = MS_PRIVATE;
-  return ::mount_setattr(dirfd, path, flags | (recursive ? AT_RECURSIVE : 0), &attr,
-                         sizeof attr) == 0;
+  return ::mount_setattr(dirfd, path, flags | (recursive ? AT_RECURSIVE : 0), &attr, sizeof attr) ==
+         0;
 }
 
 void mkdirs(const std::string& path) {
@@ -93,7 +93,7 @@ void makeDev(const std::string& root) {
   for (const char* node : {"null", "zero", "full", "random", "urandom", "tty"}) {
     roBind(std::string("/dev/") + node, dev + "/" + node, /*devices=*/true);
   }
-  const char* links[][2] = {{"/proc/self/fd", "fd"},      {"/proc/self/fd/0", "stdin"},
+  const char* links[][2] = {{"/proc/self/fd", "fd"},       {"/proc/self/fd/0", "stdin"},
                             {"/proc/self/fd/1", "stdout"}, {"/proc/self/fd/2", "stderr"},
                             {"/proc/kcore", "core"},       {"pts/ptmx", "ptmx"}};
   for (const auto& link : links) {
@@ -154,7 +154,8 @@ void mountSandbox(int app_tree, unsigned long tmp_bytes, uid_t id) {
   // bwrap covers these read-only: the kernel's knobs stay out of reach whatever else allows.
   for (const char* path : {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"}) {
     if (::access(path, F_OK) != 0) continue;
-    check(::mount(path, path, nullptr, MS_BIND | MS_REC, nullptr) == 0, std::string("bind ") + path);
+    check(::mount(path, path, nullptr, MS_BIND | MS_REC, nullptr) == 0,
+          std::string("bind ") + path);
     check(setReadOnly(AT_FDCWD, path, 0), std::string("read-only ") + path);
   }
   const std::string tmp_options = "mode=0755,uid=" + std::to_string(id) +
@@ -173,8 +174,8 @@ void mountSandbox(int app_tree, unsigned long tmp_bytes, uid_t id) {
 
 // The command's process (pid 2): its own session, the app's uid in a user namespace of its own
 // that owns nothing, no capabilities in any, no_new_privs, the seccomp filter; then the command.
-[[noreturn]] void becomeCommand(uid_t id, const std::vector<sock_filter>& seccomp,
-                                char** command, int (*launcher_main)(int, char**)) {
+[[noreturn]] void becomeCommand(uid_t id, const std::vector<sock_filter>& seccomp, char** command,
+                                int (*launcher_main)(int, char**)) {
   check(::setsid() >= 0, "setsid");
   check(::chdir("/app") == 0, "chdir /app");
   check(::setgroups(0, nullptr) == 0, "setgroups");
@@ -211,8 +212,7 @@ void mountSandbox(int app_tree, unsigned long tmp_bytes, uid_t id) {
     std::exit(launcher_main(1, command));  // the launcher is this program: no second exec
   }
   ::execvp(command[0], command);
-  std::fprintf(stderr, "relay-launcher: cannot execute %s: %s\n", command[0],
-               std::strerror(errno));
+  std::fprintf(stderr, "relay-launcher: cannot execute %s: %s\n", command[0], std::strerror(errno));
   std::_Exit(127);
 }
 
@@ -269,8 +269,7 @@ int buildTemplate(int argc, char** argv) {
   check(::syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root");
   check(::umount2(".", MNT_DETACH) == 0, "detach the host's tree");
   check(::chdir("/") == 0, "chdir /");
-  check(::mount(nullptr, "/", nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_RDONLY, nullptr) ==
-            0,
+  check(::mount(nullptr, "/", nullptr, MS_REMOUNT | MS_NOSUID | MS_NODEV | MS_RDONLY, nullptr) == 0,
         "read-only root");
   // Not recursive: the binds below keep their own flags (/dev's nodes stay usable devices).
   check(setReadOnly(AT_FDCWD, "/", 0, false, /*recursive=*/false), "read-only root mount");
@@ -290,8 +289,8 @@ int runSandbox(int argc, char** argv, int (*launcher_main)(int, char**)) {
   const unsigned long tmp_bytes = std::strtoul(argv[3], nullptr, 10);
   const std::vector<sock_filter> seccomp = readSeccomp();
   // The app, from the host's tree, before entering the prepared one.
-  const int app_tree = ::open_tree(AT_FDCWD, argv[4], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC |
-                                                          AT_RECURSIVE);
+  const int app_tree =
+      ::open_tree(AT_FDCWD, argv[4], OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE);
   check(app_tree >= 0, std::string("open the app directory ") + argv[4]);
   check(setReadOnly(app_tree, "", AT_EMPTY_PATH), "read-only app");
   check(::setns(kTemplateFd, CLONE_NEWNS) == 0, "enter the prepared tree");
@@ -362,7 +361,8 @@ int selfTest(int argc, char** argv) {
   char host[64] = {};
   ::gethostname(host, sizeof host - 1);
   expect(std::strcmp(host, kHostname) == 0, "its own host name");
-  for (const std::string& what : broken) std::fprintf(stderr, "native self-test: %s\n", what.c_str());
+  for (const std::string& what : broken)
+    std::fprintf(stderr, "native self-test: %s\n", what.c_str());
   return broken.empty() ? 0 : 1;
 }
 

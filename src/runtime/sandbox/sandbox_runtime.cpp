@@ -117,6 +117,8 @@ std::unique_ptr<SandboxRuntime> SandboxRuntime::create(Clock& clock, SandboxSett
     }
     return runtime;
   }
+  runtime->chooseLauncher(clock);
+  if (!runtime->host_problem_.empty()) return runtime;
   runtime->network_problem_ = runtime->checkNetwork(clock);
   if (runtime->settings_.prewarm) {
     SandboxRuntime* self = runtime.get();
@@ -159,6 +161,34 @@ std::string SandboxRuntime::checkNetwork(Clock& clock) {
   if (!tun.empty()) return probe.error().message + "; " + tun;
   const std::string fix = fixForSandboxFailure(probe.error().message, HostFacts::read());
   return probe.error().message + (fix.empty() ? "" : "; fix: " + fix);
+}
+
+void SandboxRuntime::chooseLauncher(Clock& clock) {
+  const bool forced = settings_.sandbox_launcher == SandboxLauncher::kNative;
+  const auto fallBack = [this, forced](const std::string& why) {
+    if (forced) {
+      host_problem_ = "the native launcher was asked for (RELAY_SANDBOX_LAUNCHER=native) but " +
+                      why + "; fix: RELAY_SANDBOX_LAUNCHER=bwrap or auto";
+    } else {
+      launcher_choice_ = "bwrap (" + why + ")";
+    }
+  };
+  if (settings_.sandbox_launcher == SandboxLauncher::kBwrap) {
+    launcher_choice_ = "bwrap (RELAY_SANDBOX_LAUNCHER=bwrap)";
+    return;
+  }
+  // It creates the namespaces and mounts as root, then drops to the app's uid.
+  if (::geteuid() != 0)
+    return fallBack(
+        "Relay does not run as root, which the native launcher "
+        "needs to build namespaces and mounts");
+  auto tree = NativeTemplate::create(settings_, launcher_);
+  if (!tree.ok()) return fallBack(tree.error().message);
+  if (auto probe = probeNative(settings_, launcher_, **tree, *seccomp_, clock); !probe.ok()) {
+    return fallBack(probe.error().message);
+  }
+  native_ = std::move(tree).value();
+  launcher_choice_ = "native (its self-test passed; bwrap for network: true and image apps)";
 }
 
 void SandboxRuntime::forget(const std::string& app) {
@@ -245,6 +275,18 @@ Result<std::unique_ptr<ChildProcess>> SandboxRuntime::launch(
   if (!seccomp.ok()) return seccomp.error();
   LaunchOptions options;
   const uid_t id = identities_.of(spec.app);
+  if (native_ && image == nullptr && nativeBuilds(spec)) {
+    // relay-launcher builds it as root and drops to `id` itself (docs/runtimes.md "Native
+    // launcher"); the launcher it would bind is in the prepared tree already.
+    options.argv = nativeArgv(settings_, launcher_, spec, id, std::move(command));
+    options.executable = launcher_;
+    options.inherited_fds = {seccomp->get(), status_fd, native_->fd()};
+    options.env = std::move(env);
+    options.cgroup_procs_files = cgroup.procsFiles();
+    options.cgroup_fd = cgroup.directoryFd();
+    options.cwd = "/";
+    return ChildProcess::spawn(options);
+  }
   options.argv = sandboxArgv(settings_, tools_, spec, id, extra, std::move(command),
                              spec.network ? egressPolicyFor(spec) : EgressPolicy{}, image);
   options.executable = options.argv.front();

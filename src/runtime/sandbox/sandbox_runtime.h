@@ -17,6 +17,7 @@
 #include "runtime/runtime.h"
 #include "runtime/sandbox/bwrap_command.h"
 #include "runtime/sandbox/cgroup.h"
+#include "runtime/sandbox/native_sandbox.h"
 #include "runtime/sandbox/prewarmed_sandbox.h"
 #include "runtime/sandbox/seccomp_filter.h"
 
@@ -52,6 +53,10 @@ class SandboxRuntime final : public Runtime {
   /// Drops the app's prewarmed sandboxes.
   void forget(const std::string& app) override;
 
+  /// Whether the native launcher builds the sandboxes it can (nativeBuilds()); bwrap the rest.
+  bool nativeLauncher() const { return native_ != nullptr; }
+  /// Which launcher create() chose and why, for `relay doctor` and the start-up log.
+  const std::string& launcherChoice() const { return launcher_choice_; }
   /// What create() found on this host.
   const SandboxTools& tools() const { return tools_; }
   /// Why the backend cannot run anything on this host; empty when it can.
@@ -72,6 +77,9 @@ class SandboxRuntime final : public Runtime {
  private:
   /// Finds pasta and starts one networked probe sandbox; the reason it cannot, or "".
   std::string checkNetwork(Clock& clock);
+  /// Prepares the native launcher's tree and runs its self-test as settings_ ask; sets
+  /// native_ and launcher_choice_, or host_problem_ when native is forced and cannot be.
+  void chooseLauncher(Clock& clock);
   SandboxRuntime(Clock& clock, SandboxSettings settings)
       : clock_(clock), settings_(std::move(settings)), identities_(settings_.ids) {}
   /// Whether spec can run now: the app's files, the interpreter and, for an app with an
@@ -106,6 +114,8 @@ class SandboxRuntime final : public Runtime {
   std::string host_problem_;
   std::string network_problem_;
   std::string launcher_;
+  std::unique_ptr<NativeTemplate> native_;  // null: bwrap builds every sandbox
+  std::string launcher_choice_;
   std::atomic<std::uint64_t> prewarmed_runs_{0};
   mutable std::mutex images_mutex_;
   mutable std::unique_ptr<docker::DockerApi> daemon_;

@@ -13,6 +13,13 @@
 
 namespace relay::runtime {
 
+/// Which builds the sandboxes (RELAY_SANDBOX_LAUNCHER; docs/runtimes.md "Native launcher").
+enum class SandboxLauncher {
+  kAuto,    // native where Relay runs as root and its self-test passes, else bwrap
+  kNative,  // native or nothing (apps unavailable with the reason): for tests and operators
+  kBwrap,   // bwrap always
+};
+
 /// Settings of the bubblewrap sandbox; the defaults are the secure ones.
 struct SandboxSettings {
   std::string search_path = "/usr/local/bin:/usr/bin:/bin";  // where bwrap is found
@@ -28,6 +35,7 @@ struct SandboxSettings {
   /// invocation starts cold.
   bool prewarm = true;
   PrewarmSettings prewarm_settings;
+  SandboxLauncher sandbox_launcher = SandboxLauncher::kAuto;
   /// relay-launcher; empty: the one beside the running executable. Without it, no prewarm.
   std::string launcher;
   /// Image roots (docs/runtimes.md "Image roots"): where images are unpacked, and the daemon

@@ -27,6 +27,16 @@ inline constexpr bool kPrewarmedBuild =
     false;
 #endif
 
+/// The native-launcher build (RELAY_TEST_NATIVE_LAUNCHER): the same suites with relay-launcher
+/// building the sandboxes (docs/runtimes.md "Native launcher"); every other build forces bwrap,
+/// so both builders are proven by the same tests.
+inline constexpr bool kNativeBuild =
+#if defined(RELAY_TEST_NATIVE_LAUNCHER)
+    true;
+#else
+    false;
+#endif
+
 /// The image-root build: whether it is this one.
 inline constexpr bool kImageRootBuild =
 #if defined(RELAY_TEST_IMAGE_ROOT)
@@ -68,6 +78,7 @@ inline SandboxSettings sandboxTestSettings() {
   settings.image_cache.dir = testImageCache();
   settings.image_cache.max_bytes = 1ULL << 30;  // the test images take about 150 MiB
   settings.docker_host = dockerTestSettings().docker_host;
+  settings.sandbox_launcher = kNativeBuild ? SandboxLauncher::kNative : SandboxLauncher::kBwrap;
 #if defined(RELAY_TEST_LAUNCHER)
   settings.launcher = RELAY_TEST_LAUNCHER;  // network: true installs its egress filter with it
 #endif
@@ -85,6 +96,7 @@ inline std::unique_ptr<SandboxRuntime> makeSandboxTestRuntime(Clock& clock) {
 #endif
   auto sandbox = SandboxRuntime::create(clock, settings);
   EXPECT_EQ(sandbox->hostProblem(), "") << "the sandbox must work on the test machine";
+  EXPECT_EQ(sandbox->nativeLauncher(), kNativeBuild) << sandbox->launcherChoice();
   if (kPrewarmedBuild) {
     EXPECT_NE(sandbox->prewarmPool(), nullptr) << "relay-launcher not found";
   }

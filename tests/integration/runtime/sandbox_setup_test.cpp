@@ -49,6 +49,10 @@ class SandboxSetup : public ::testing::Test {
   void wrap(const std::string& tool, const std::string& body) {
     tools_.write(tool, "#!/bin/sh\n" + body + "\n", 0755);
   }
+  /// In the native-launcher build bwrap no longer builds these sandboxes, so its injected
+  /// failures cannot happen; the native launcher's own refusals travel the same status path
+  /// (AHandOverTheLauncherRefusesIsNotAHandlerFailure runs in both builds).
+  bool bwrapBuildsIt() const { return !kNativeBuild; }
   /// Runs bin/ok.sh, expecting an Error that names `why`, nothing started, nothing of the
   /// handler's.
   void expectNotStarted(const InvocationSpec& spec, const std::string& why) {
@@ -70,12 +74,16 @@ class SandboxSetup : public ::testing::Test {
 };
 
 TEST_F(SandboxSetup, ABindBwrapCannotMountIsNotAHandlerFailure) {
+  if (!bwrapBuildsIt())
+    GTEST_SKIP() << "bwrap's own failure: the native launcher builds this sandbox";
   fail("unmountable");
   expectNotStarted(app_.spec(Language::kExec, "bin/ok.sh"),
                    "Can't find source path /nonexistent-relay-test");
 }
 
 TEST_F(SandboxSetup, ExhaustedUserNamespacesAreNotAHandlerFailure) {
+  if (!bwrapBuildsIt())
+    GTEST_SKIP() << "bwrap's own failure: the native launcher builds this sandbox";
   fail("no-userns");
   expectNotStarted(app_.spec(Language::kExec, "bin/ok.sh"), "max_*_namespaces exceeded");
 }
@@ -95,12 +103,16 @@ TEST_F(SandboxSetup, AHandOverTheLauncherRefusesIsNotAHandlerFailure) {
 }
 
 TEST_F(SandboxSetup, AFailingPythonHandOverIsNotAHandlerFailureEither) {
+  if (!bwrapBuildsIt())
+    GTEST_SKIP() << "bwrap's own failure: the native launcher builds this sandbox";
   fail("unmountable");
   app_.file("jobs.py", "def run(event):\n    print('handler ran')\n");
   expectNotStarted(app_.spec(Language::kPython3, "jobs.run"), "Can't find source path");
 }
 
 TEST_F(SandboxSetup, TheSandboxWorkingAgainRunsTheHandler) {
+  if (!bwrapBuildsIt())
+    GTEST_SKIP() << "bwrap's own failure: the native launcher builds this sandbox";
   fail("unmountable");
   expectNotStarted(app_.spec(Language::kExec, "bin/ok.sh"), "Can't find source path");
   std::filesystem::remove(flag("unmountable"));
