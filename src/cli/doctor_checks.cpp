@@ -177,14 +177,17 @@ void redisChecks(const config::WorkerConfig& config, std::vector<DoctorCheck>& c
   }
 }
 
-void sandboxChecks(const std::vector<const app::AppEntry*>& networked, Clock& clock,
+void sandboxChecks(const std::vector<const app::AppEntry*>& networked,
+                   runtime::SandboxLauncher launcher, Clock& clock,
                    std::vector<DoctorCheck>& checks) {
   const runtime::HostFacts facts = runtime::HostFacts::read();
   checks.push_back(fromLayer("user namespaces", runtime::checkUserNamespaces(facts)));
   checks.push_back(fromLayer("proc mount", runtime::checkProcMount(facts)));
   checks.push_back(fromLayer("cgroups", runtime::checkCgroups(facts)));
   // Last: it enters the writable cgroup view in this process, as relay start does.
-  const auto sandbox = runtime::SandboxRuntime::create(clock, {});
+  runtime::SandboxSettings settings;
+  settings.sandbox_launcher = launcher;
+  const auto sandbox = runtime::SandboxRuntime::create(clock, settings);
   const auto& tools = sandbox->tools();
   if (sandbox->hostProblem().empty()) {
     checks.push_back({"sandbox",
@@ -193,6 +196,9 @@ void sandboxChecks(const std::vector<const app::AppEntry*>& networked, Clock& cl
                           ") started a sandbox with Relay's seccomp "
                           "filter and cgroup limits",
                       {}});
+    // Which builds the sandboxes and why (docs/runtimes.md "Native launcher").
+    checks.push_back({"sandbox launcher", Status::kOk,
+                      sandbox->launcherChoice() + " (RELAY_SANDBOX_LAUNCHER)", {}});
   } else {
     const std::string& problem = sandbox->hostProblem();
     const auto at = problem.find("; fix: ");
@@ -300,7 +306,7 @@ std::vector<DoctorCheck> runDoctorChecks(const config::WorkerConfig& config, Clo
   }
   switch (config.runtime.backend) {
     case config::Backend::kSandbox:
-      sandboxChecks(networked, clock, checks);
+      sandboxChecks(networked, config.runtime.sandbox_launcher, clock, checks);
       break;
     case config::Backend::kDocker: {
       const std::string& host = config.runtime.docker_host;

@@ -10,6 +10,7 @@
 #include "common/size.h"
 #include "common/whole_number.h"
 #include "http/address.h"
+#include "runtime/sandbox/native_sandbox.h"
 
 namespace relay::config {
 namespace {
@@ -102,6 +103,11 @@ Result<RuntimeConfig> loadRuntimeConfig(const Environment& environment,
       return bad("RELAY_IMAGE_CACHE_SIZE", *value, "expected a size of at least 64MiB, like 10GiB");
     }
     config.image_cache_bytes = *parsed;
+  }
+  if (auto value = environment("RELAY_SANDBOX_LAUNCHER")) {
+    auto launcher = runtime::sandboxLauncherFromName(*value);
+    if (!launcher) return bad("RELAY_SANDBOX_LAUNCHER", *value, "expected auto, native or bwrap");
+    config.sandbox_launcher = *launcher;
   }
   return config;
 }

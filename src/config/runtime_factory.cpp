@@ -39,6 +39,7 @@ Result<std::unique_ptr<runtime::Runtime>> makeRuntime(const RuntimeConfig& confi
       settings.docker_host = docker_host;
       settings.image_cache.dir = config.image_cache;
       settings.image_cache.max_bytes = config.image_cache_bytes;
+      settings.sandbox_launcher = config.sandbox_launcher;
       settings.cpu_slots = max_concurrency;
       settings.prewarm = prewarm;
       settings.prewarm_settings.max_total = static_cast<std::size_t>(max_concurrency);

@@ -25,6 +25,7 @@
 #include "invocation/paused_apps.h"
 #include "pattern/pattern_text.h"
 #include "redis/topology.h"
+#include "runtime/sandbox/sandbox_runtime.h"
 #include "tracing/tracing_observer.h"
 #include "worker/endpoints.h"
 
@@ -120,6 +121,11 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   // is not fatal here: apps show it as their availability reason.
   if (auto reaped = w.runtime_->reapStale(); reaped.ok() && *reaped > 0) {
     logger.warn("removed " + std::to_string(*reaped) + " containers left by a crashed Relay");
+  }
+  // Which builds the sandboxes, and why (docs/runtimes.md "Native launcher").
+  if (const auto* sandbox = dynamic_cast<const runtime::SandboxRuntime*>(w.runtime_.get());
+      sandbox != nullptr && !sandbox->launcherChoice().empty()) {
+    logger.info("sandbox launcher: " + sandbox->launcherChoice());
   }
   if (config.runtime.backend == config::Backend::kProcess) {
     w.logger_.warn("RELAY_RUNTIME=process runs handlers WITHOUT isolation: development only");

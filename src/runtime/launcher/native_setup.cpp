@@ -172,16 +172,30 @@ void mountSandbox(int app_tree, unsigned long tmp_bytes, uid_t id) {
   loopbackUp();
 }
 
-// The command's process (pid 2): its own session, the app's uid in a user namespace of its own
-// that owns nothing, no capabilities in any, no_new_privs, the seccomp filter; then the command.
+// The sandbox's init (pid 1) once the command is started: the app's uid in the host's user
+// namespace, an empty bounding set, no capabilities, no_new_privs.
+void dropEverything(uid_t id) {
+  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
+    check(::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0 || errno == EINVAL, "bounding set");
+  }
+  check(::setgroups(0, nullptr) == 0, "setgroups");
+  check(::setresgid(id, id, id) == 0 && ::setresuid(id, id, id) == 0, "drop to the app's uid");
+  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
+  __user_cap_data_struct data[2]{};
+  check(::syscall(SYS_capset, &header, data) == 0, "drop capabilities");
+  check(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
+  check(::prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "die with parent");
+}
+
+// The command's process (pid 2), forked by the init once that dropped everything: its own
+// session, the app's uid mapped in a user namespace of its own that owns nothing, no
+// capabilities in any, no_new_privs, the seccomp filter; then the command.
 [[noreturn]] void becomeCommand(uid_t id, const std::vector<sock_filter>& seccomp, char** command,
                                 int (*launcher_main)(int, char**)) {
   check(::setsid() >= 0, "setsid");
   check(::chdir("/app") == 0, "chdir /app");
-  check(::setgroups(0, nullptr) == 0, "setgroups");
-  check(::setresgid(id, id, id) == 0 && ::setresuid(id, id, id) == 0, "drop to the app's uid");
-  // Changing uid made it undumpable, which gives /proc/self to root: its maps could not be
-  // written. An exec resets it anyway.
+  // The init's change of uid made it undumpable, which gives /proc/self to root: its maps
+  // could not be written. An exec resets it anyway.
   check(::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0, "dumpable");
   check(::unshare(CLONE_NEWUSER) == 0, "user namespace");
   const std::string map = std::to_string(id) + " " + std::to_string(id) + " 1\n";
@@ -308,6 +322,10 @@ int runSandbox(int argc, char** argv, int (*launcher_main)(int, char**)) {
   }
   check(::prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "die with parent");
   mountSandbox(app_tree, tmp_bytes, id);
+  // pid 1 lives among the handler's processes, so it keeps no more than they have, as bwrap's
+  // init: the app's uid (which leaves it undumpable: not traceable by them), no capabilities,
+  // no_new_privs; before the command exists, which inherits all of it.
+  dropEverything(id);
   const pid_t command = ::fork();
   check(command >= 0, "fork");
   if (command == 0) becomeCommand(id, seccomp, argv + 6, launcher_main);

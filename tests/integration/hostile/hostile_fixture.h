@@ -88,6 +88,11 @@ class HostileHandler : public RedisTest {
         "REDIS_URI=" + redisUri(), "RELAY_APPS=" + apps_.path().string(),
         "RELAY_RUNTIME=sandbox",   "RELAY_HTTP_ADDR=127.0.0.1:0",
         "RELAY_CONSUMER=hostile",  "RELAY_LOG_FORMAT=text"};
+    // The bwrap build unless ctest's Native. run of the suite asks for the native launcher
+    // (docs/runtimes.md "Native launcher"): both builders meet every attempt.
+    const char* launcher = std::getenv("RELAY_HOSTILE_SANDBOX_LAUNCHER");
+    env.push_back(std::string("RELAY_SANDBOX_LAUNCHER=") +
+                  (launcher != nullptr ? launcher : "bwrap"));
     env.insert(env.end(), extra_env.begin(), extra_env.end());
     const std::string log_path = (logs_.path() / "relay.log").string();
     const char* image = std::getenv("RELAY_HOSTILE_IMAGE");
@@ -106,6 +111,10 @@ class HostileHandler : public RedisTest {
     }
     // A container's start copies the image first (60 s covers the vfs storage driver).
     ASSERT_TRUE(relay_->waitForLog("relay started", std::chrono::seconds(90))) << relay_->log();
+    // The builder asked for is the one that runs the attempts (never a silent fallback).
+    const std::string chosen = launcher != nullptr ? launcher : "bwrap";
+    EXPECT_NE(relay_->log().find("sandbox launcher: " + chosen), std::string::npos)
+        << relay_->log();
   }
 
   /// deploy/container/run-options: one `docker run` option a line, `#` comments; the seccomp

@@ -63,6 +63,22 @@ TEST_F(SandboxIsolation, RunsAsAnUnprivilegedUserWithNoCapabilities) {
   EXPECT_NE(output().find("NoNewPrivs:\t1"), std::string::npos) << output();
 }
 
+// Not only the handler: every process it can see, the sandbox's init (bwrap's, or the native
+// launcher's) included, runs as the app's uid with nothing to gain from (docs/runtimes.md
+// "Native launcher").
+TEST_F(SandboxIsolation, EveryProcessInTheSandboxIsUnprivileged) {
+  const Outcome outcome = runScript(
+      "for s in /proc/[0-9]*/status; do "
+      "  grep -qE '^Uid:\\s+0\\s' $s && echo root-process $s; "
+      "  grep -q '^CapEff:\\s0000000000000000' $s || echo capable $s; "
+      "  grep -q '^CapBnd:\\s0000000000000000' $s || echo bounding $s; "
+      "  grep -q '^NoNewPrivs:\\s1' $s || echo no-nnp $s; "
+      "done; grep '^Uid' /proc/1/status");
+  EXPECT_TRUE(outcome.succeeded) << outcome.reason << output();
+  const std::string id = std::to_string(runtime_->identityOf("testapp"));
+  EXPECT_EQ(output(), "Uid:\t" + id + "\t" + id + "\t" + id + "\t" + id) << output();
+}
+
 TEST_F(SandboxIsolation, WithNetworkStillUnprivilegedWithNoNewPrivsAndSeccomp) {
   InvocationSpec spec = app_.spec(Language::kExec, "bin/h.sh");
   spec.network = true;
