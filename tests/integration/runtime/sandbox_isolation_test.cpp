@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -122,6 +124,48 @@ TEST_F(SandboxIsolation, OnlyTmpIsWritableAndItIsCapped) {
   EXPECT_TRUE(outcome.succeeded) << outcome.reason << output();
   // The 64 MiB tmpfs (SandboxSettings::tmp_bytes) stops the 80 MiB write.
   EXPECT_EQ(output(), "writable /tmp\ncapped") << output();
+}
+
+// The native launcher's app and system trees are private copies: a mount the host makes under
+// the app directory while a sandbox runs never appears inside (nor would one of the sandbox's
+// appear outside). bwrap makes its tree a slave of the host's instead: the host's later mounts do
+// appear, nothing goes out. Either way the sandbox's init cannot be used to reach any other tree
+// (the native launcher's prepared one included): its root is the sandbox's, its mount namespace the
+// handler's, and no descriptor of a namespace is open in it or in the handler.
+TEST_F(SandboxIsolation, NativeCopiesArePrivateAndTheInitOpensNoOtherTree) {
+  std::filesystem::create_directories(app_.path() / "sub");
+  // The app directory a shared mount of its own, as on a host whose / is shared (systemd's
+  // default): a copy that is not made private would receive the host's later mounts.
+  const std::string app = app_.path().string();
+  ASSERT_EQ(::mount(app.c_str(), app.c_str(), nullptr, MS_BIND, nullptr), 0);
+  ASSERT_EQ(::mount(nullptr, app.c_str(), nullptr, MS_SHARED, nullptr), 0);
+  std::thread host([this] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(600));
+    const std::string sub = (app_.path() / "sub").string();
+    ASSERT_EQ(::mount("tmpfs", sub.c_str(), "tmpfs", 0, "size=1m"), 0) << std::strerror(errno);
+    std::ofstream(app_.path() / "sub" / "marker") << "host";
+  });
+  const Outcome outcome = runScript(
+      // Where the init's tree can be read (bwrap's init runs as the app's uid, dumpable), it is
+      // the sandbox's own; where its namespace can be named, it is the handler's.
+      "ls -a /proc/1/root/ >/tmp/init-root 2>/dev/null && ls -a / >/tmp/own-root && "
+      "  ! cmp -s /tmp/init-root /tmp/own-root && echo other-root; "
+      "a=$(readlink /proc/1/ns/mnt 2>/dev/null); "
+      "[ -n \"$a\" ] && [ \"$a\" != \"$(readlink /proc/self/ns/mnt)\" ] && echo other-ns; "
+      "ls -l /proc/1/fd/ /proc/self/fd/ 2>/dev/null | grep -E 'mnt:|net:|user:' && echo holds-ns; "
+      "i=0; while [ $i -lt 20 ]; do "
+      "  [ -e /app/sub/marker ] && echo propagated && break; sleep 0.1; i=$((i+1)); done; "
+      "echo done");
+  host.join();
+  ::umount2((app_.path() / "sub").c_str(), MNT_DETACH);
+  ::umount2(app.c_str(), MNT_DETACH);
+  EXPECT_TRUE(std::filesystem::exists(app_.path() / "sub")) << "the host mount was not made";
+  EXPECT_TRUE(outcome.succeeded) << outcome.reason << output();
+  if (kNativeBuild) {
+    EXPECT_EQ(output(), "done") << output();
+  } else {
+    EXPECT_TRUE(output() == "done" || output() == "propagated\ndone") << output();
+  }
 }
 
 TEST_F(SandboxIsolation, SeesOnlyItsOwnProcesses) {
