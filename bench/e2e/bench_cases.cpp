@@ -57,6 +57,12 @@ WorkerProcess::Options workerOptions(const BenchContext& context, const fs::path
   options.relay = context.relay;
   options.apps = apps;
   options.runtime = runtime;
+  // "sandbox-native", "sandbox-bwrap": the sandbox runtime with that launcher (docs/runtimes.md
+  // "Native launcher"); plain "sandbox" lets Relay choose.
+  if (runtime.rfind("sandbox-", 0) == 0) {
+    options.runtime = "sandbox";
+    options.sandbox_launcher = runtime.substr(8);
+  }
   options.redis_uri = uriOf(context.redis, port);
   options.stream = stream;
   options.consumer = consumer;

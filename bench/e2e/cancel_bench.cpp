@@ -144,7 +144,8 @@ int main(int argc, char** argv) {
                               .consumer = "cancel-bench-" + std::to_string(w),
                               .max_concurrency = 4,
                               .log = context.root / ("worker" + std::to_string(w) + ".log"),
-                              .image_cache = {}}));
+                              .image_cache = {},
+                              .sandbox_launcher = {}}));
   }
   std::this_thread::sleep_for(std::chrono::seconds(2));  // the workers read the stream
   std::printf("cancel: %d workers (relay start, process runtime), %d samples, load %s\n", workers,

@@ -41,6 +41,8 @@ std::unique_ptr<WorkerProcess> WorkerProcess::start(const Options& options) {
   env.push_back("RELAY_LOG_LEVEL=warn");
   if (!options.image_cache.empty())
     env.push_back("RELAY_IMAGE_CACHE=" + options.image_cache.string());
+  if (!options.sandbox_launcher.empty())
+    env.push_back("RELAY_SANDBOX_LAUNCHER=" + options.sandbox_launcher);
   const std::vector<std::string> args = {options.relay,         "start",     "--apps",
                                          options.apps.string(), "--runtime", options.runtime};
   std::vector<char*> argv, envp;

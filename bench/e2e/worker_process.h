@@ -26,6 +26,7 @@ class WorkerProcess {
     int max_concurrency = 16;
     std::filesystem::path log;
     std::filesystem::path image_cache;  // RELAY_IMAGE_CACHE when set
+    std::string sandbox_launcher;       // RELAY_SANDBOX_LAUNCHER when set
   };
 
   static std::unique_ptr<WorkerProcess> start(const Options& options);
