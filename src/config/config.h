@@ -29,8 +29,8 @@ struct RuntimeConfig {
   /// The sandbox's image roots (docs/runtimes.md "Image roots").
   std::filesystem::path image_cache = "/var/cache/relay/images";  // RELAY_IMAGE_CACHE
   std::uint64_t image_cache_bytes = 10ULL << 30;                  // RELAY_IMAGE_CACHE_SIZE
-  /// Who builds the sandboxes (docs/runtimes.md "Native launcher").
-  runtime::SandboxLauncher sandbox_launcher = runtime::SandboxLauncher::kAuto;  // RELAY_SANDBOX_LAUNCHER
+  /// Who builds the sandboxes (docs/runtimes.md "Native launcher"): RELAY_SANDBOX_LAUNCHER.
+  runtime::SandboxLauncher sandbox_launcher = runtime::SandboxLauncher::kAuto;
 };
 
 /// The longest RELAY_ARCHIVE_RETENTION: an app's `archive.retention` has the same bound

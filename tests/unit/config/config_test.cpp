@@ -66,6 +66,22 @@ TEST(RuntimeConfig, ReadsTheImageCacheAndRefusesARelativeDirOrATinySize) {
   EXPECT_EQ(tiny.error().message.rfind("RELAY_IMAGE_CACHE_SIZE=\"1MiB\": ", 0), 0u);
 }
 
+TEST(RuntimeConfig, ReadsWhichLauncherBuildsTheSandboxes) {
+  const auto defaults = loadRuntimeConfig(environmentOf({}), "");
+  ASSERT_TRUE(defaults.ok());
+  EXPECT_EQ(defaults->sandbox_launcher, runtime::SandboxLauncher::kAuto);
+  for (const auto& [name, launcher] : {std::pair{"auto", runtime::SandboxLauncher::kAuto},
+                                       std::pair{"native", runtime::SandboxLauncher::kNative},
+                                       std::pair{"bwrap", runtime::SandboxLauncher::kBwrap}}) {
+    const auto set = loadRuntimeConfig(environmentOf({{"RELAY_SANDBOX_LAUNCHER", name}}), "");
+    ASSERT_TRUE(set.ok()) << set.error().message;
+    EXPECT_EQ(set->sandbox_launcher, launcher) << name;
+  }
+  const auto bad = loadRuntimeConfig(environmentOf({{"RELAY_SANDBOX_LAUNCHER", "runc"}}), "");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "RELAY_SANDBOX_LAUNCHER=\"runc\": expected auto, native or bwrap");
+}
+
 TEST(WorkerConfig, ReadsTheRuntimeSettingsLikeEveryCommand) {
   const auto config = loadConfig(
       environmentOf({{"RELAY_RUNTIME", "docker"}, {"DOCKER_HOST", "unix:///run/d.sock"}}),
