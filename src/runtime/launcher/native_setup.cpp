@@ -146,18 +146,33 @@ void loopbackUp() {
   ::close(fd);
 }
 
-// The mounts of one sandbox, in its copy of the prepared tree (pid 1, still root of the host's
-// user namespace, which owns this mount namespace: the handler can never change it).
-void mountSandbox(int app_tree, unsigned long tmp_bytes, uid_t id) {
-  check(::mount("proc", "/proc", "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV, nullptr) == 0,
-        "mount /proc");
-  // bwrap covers these read-only: the kernel's knobs stay out of reach whatever else allows.
+// bwrap covers these read-only: the kernel's knobs stay out of reach whatever else allows.
+// After the command's user namespace set its own limit through /proc/sys (becomeCommand).
+void coverProc() {
   for (const char* path : {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus"}) {
     if (::access(path, F_OK) != 0) continue;
     check(::mount(path, path, nullptr, MS_BIND | MS_REC, nullptr) == 0,
           std::string("bind ") + path);
     check(setReadOnly(AT_FDCWD, path, 0), std::string("read-only ") + path);
   }
+}
+
+// One byte over a pipe between the init and the command; false at EOF (the other ended).
+bool signalPeer(int fd) { return ::write(fd, "x", 1) == 1; }
+bool awaitPeer(int fd) {
+  char byte;
+  while (true) {
+    const ssize_t n = ::read(fd, &byte, 1);
+    if (n < 0 && errno == EINTR) continue;
+    return n == 1;
+  }
+}
+
+// The mounts of one sandbox, in its copy of the prepared tree (pid 1, still root of the host's
+// user namespace, which owns this mount namespace: the handler can never change it).
+void mountSandbox(int app_tree, unsigned long tmp_bytes, uid_t id) {
+  check(::mount("proc", "/proc", "proc", MS_NOSUID | MS_NOEXEC | MS_NODEV, nullptr) == 0,
+        "mount /proc");
   const std::string tmp_options = "mode=0755,uid=" + std::to_string(id) +
                                   ",gid=" + std::to_string(id) +
                                   ",size=" + std::to_string(tmp_bytes);
@@ -187,21 +202,35 @@ void dropEverything(uid_t id) {
   check(::prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "die with parent");
 }
 
-// The command's process (pid 2), forked by the init once that dropped everything: its own
-// session, the app's uid mapped in a user namespace of its own that owns nothing, no
-// capabilities in any, no_new_privs, the seccomp filter; then the command.
+// The command's process (pid 2): its own session, the app's uid mapped in a user namespace of
+// its own that owns nothing and may create no other (--disable-userns), no capabilities in any,
+// no_new_privs, the seccomp filter; then the command. `ready` tells the init its namespace is
+// set, `go` says the init has covered /proc and dropped everything (EOF: it failed).
 [[noreturn]] void becomeCommand(uid_t id, const std::vector<sock_filter>& seccomp, char** command,
-                                int (*launcher_main)(int, char**)) {
+                                int (*launcher_main)(int, char**), int ready, int go) {
   check(::setsid() >= 0, "setsid");
   check(::chdir("/app") == 0, "chdir /app");
-  // The init's change of uid made it undumpable, which gives /proc/self to root: its maps
-  // could not be written. An exec resets it anyway.
+  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
+    check(::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0 || errno == EINVAL, "bounding set");
+  }
+  check(::setgroups(0, nullptr) == 0, "setgroups");
+  check(::setresgid(id, id, id) == 0 && ::setresuid(id, id, id) == 0, "drop to the app's uid");
+  // Changing uid made it undumpable, which gives /proc/self to root: its maps could not be
+  // written. An exec resets it anyway.
   check(::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0, "dumpable");
   check(::unshare(CLONE_NEWUSER) == 0, "user namespace");
   const std::string map = std::to_string(id) + " " + std::to_string(id) + " 1\n";
   writeFile("/proc/self/uid_map", map);
   writeFile("/proc/self/setgroups", "deny\n");
   writeFile("/proc/self/gid_map", map);
+  // No user namespace may be made in this one (bwrap's --disable-userns; the seccomp filter
+  // denies it as well): it holds the capability to say so only until the drop below.
+  writeFile("/proc/sys/user/max_user_namespaces", "0\n");
+  check(signalPeer(ready), "tell the init");
+  ::close(ready);
+  errno = ECHILD;
+  check(awaitPeer(go), "the init's set-up");
+  ::close(go);
   // The new user namespace gave a full bounding set and full capabilities in it: drop them all.
   for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
     check(::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0 || errno == EINVAL, "bounding set");
@@ -322,13 +351,29 @@ int runSandbox(int argc, char** argv, int (*launcher_main)(int, char**)) {
   }
   check(::prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "die with parent");
   mountSandbox(app_tree, tmp_bytes, id);
-  // pid 1 lives among the handler's processes, so it keeps no more than they have, as bwrap's
-  // init: the app's uid (which leaves it undumpable: not traceable by them), no capabilities,
-  // no_new_privs; before the command exists, which inherits all of it.
-  dropEverything(id);
+  int ready[2], go[2];
+  check(::pipe2(ready, O_CLOEXEC) == 0 && ::pipe2(go, O_CLOEXEC) == 0, "pipe2");
   const pid_t command = ::fork();
   check(command >= 0, "fork");
-  if (command == 0) becomeCommand(id, seccomp, argv + 6, launcher_main);
+  if (command == 0) {
+    ::close(ready[0]);
+    ::close(go[1]);
+    becomeCommand(id, seccomp, argv + 6, launcher_main, ready[1], go[0]);
+  }
+  ::close(ready[1]);
+  ::close(go[0]);
+  // The command set its user namespace's limit through /proc/sys; now it is covered. A command
+  // that failed first (EOF) is reaped below with its status.
+  if (awaitPeer(ready[0])) {
+    coverProc();
+    // pid 1 lives among the handler's processes, so it keeps no more than they have, as
+    // bwrap's init: the app's uid (which leaves it undumpable: not traceable by them), no
+    // capabilities, no_new_privs; before the command goes on.
+    dropEverything(id);
+    check(signalPeer(go[1]), "release the command");
+  }
+  ::close(ready[0]);
+  ::close(go[1]);
   // pid 1: reaps, ends (and with it the namespace) when the command ends.
   for (int fd = 0; fd <= kStatusFd; ++fd) ::close(fd);
   return waitFor(command);
@@ -376,6 +421,9 @@ int selfTest(int argc, char** argv) {
     expect(::access(path, F_OK) != 0, "none of the host's other files");
   }
   expect(::unshare(CLONE_NEWUSER) != 0, "no new user namespaces");
+  std::ifstream limit("/proc/sys/user/max_user_namespaces");
+  std::string max;
+  expect(std::getline(limit, max) && max == "0", "user.max_user_namespaces 0");
   char host[64] = {};
   ::gethostname(host, sizeof host - 1);
   expect(std::strcmp(host, kHostname) == 0, "its own host name");
