@@ -197,8 +197,7 @@ void sandboxChecks(const std::vector<const app::AppEntry*>& networked,
                           "filter and cgroup limits",
                       {}});
     // Which builds the sandboxes and why (docs/runtimes.md "Native launcher").
-    checks.push_back({"sandbox launcher", Status::kOk,
-                      sandbox->launcherChoice() + " (RELAY_SANDBOX_LAUNCHER)", {}});
+    checks.push_back({"sandbox launcher", Status::kOk, sandbox->launcherChoice(), {}});
   } else {
     const std::string& problem = sandbox->hostProblem();
     const auto at = problem.find("; fix: ");

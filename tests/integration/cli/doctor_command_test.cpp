@@ -27,10 +27,12 @@ class Doctor : public RedisTest {
     ::chmod((apps_.path() / "hello/bin").c_str(), 0755);
   }
   /// relay doctor --json; the checks by name, and the exit code.
-  std::pair<int, nlohmann::json> doctor(const std::string& uri, const std::string& runtime) {
+  std::pair<int, nlohmann::json> doctor(const std::string& uri, const std::string& runtime,
+                                        const std::string& launcher = "auto") {
     const BinaryRun run =
         runRelay({"doctor", "--json", "--apps", apps_.path().string(), "--runtime", runtime},
-                 {"REDIS_URI=" + uri, "DOCKER_HOST=unix:///nonexistent.sock"});
+                 {"REDIS_URI=" + uri, "DOCKER_HOST=unix:///nonexistent.sock",
+                  "RELAY_SANDBOX_LAUNCHER=" + launcher});
     nlohmann::json checks = nlohmann::json::object();
     const nlohmann::json report = nlohmann::json::parse(run.out);
     for (const auto& check : report["checks"]) {
@@ -49,6 +51,14 @@ TEST_F(Doctor, AHostWhereEverythingWorksPassesEveryCheck) {
                            "redis version", "redis commands"}) {
     EXPECT_EQ(checks[name]["status"], "ok") << name << ": " << checks[name].dump();
   }
+  // Which launcher builds the sandboxes, and why (docs/runtimes.md "Native launcher"): the
+  // test machine runs Relay as root with a kernel that has the new mount API.
+  EXPECT_EQ(checks["sandbox launcher"]["status"], "ok");
+  EXPECT_EQ(checks["sandbox launcher"]["detail"].get<std::string>().rfind("native (", 0), 0u)
+      << checks["sandbox launcher"].dump();
+  const auto [forced_code, forced] = doctor(server().uri(), "sandbox", "bwrap");
+  EXPECT_EQ(forced_code, 0) << forced.dump(2);
+  EXPECT_EQ(forced["sandbox launcher"]["detail"], "bwrap (RELAY_SANDBOX_LAUNCHER=bwrap)");
   // Its probes leave no key behind.
   auto keys = server().connect()->command({"KEYS", "relay:events:doctor*"});
   EXPECT_EQ(keys->size(), 0u);
