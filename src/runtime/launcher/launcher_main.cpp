@@ -13,6 +13,7 @@
 // namespace, where it still has the capabilities to, then execs bwrap with everything else
 // (environment, descriptors: the seccomp program and the status descriptor) unchanged; a
 // policy it cannot install is refused like a hand-over, before anything of the handler ran.
+#include <signal.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -109,6 +110,13 @@ int egressStep(int argc, char** argv) {
 
 // The hand-over: read it, report `started`, exec the handler.
 int takeHandover(int /*argc*/, char** /*argv*/) {
+  // A stop (SIGTERM: a timeout, a cancel) that comes while the sandbox waits for its hand-over
+  // is held until `started` is reported, then taken: it stops the handler as it starts instead
+  // of ending the sandbox as if its set-up had failed (docs/runtimes.md "Set-up failures").
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &term, nullptr);
   const std::string line = readHeaderLine();
   if (line.empty()) return 0;
   auto header = decodeHandoverHeader(line);
@@ -130,6 +138,7 @@ int takeHandover(int /*argc*/, char** /*argv*/) {
   // DLQ rather than waiting forever.
   report(kStartedReport);
   ::close(kStatusFd);
+  ::sigprocmask(SIG_UNBLOCK, &term, nullptr);  // a held SIGTERM ends it here, after `started`
   ::execve(executable.c_str(), handed_argv.data(), envp.data());
   std::fprintf(stderr, "relay-launcher: cannot execute %s: %s\n", executable.c_str(),
                std::strerror(errno));

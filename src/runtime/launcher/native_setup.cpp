@@ -243,15 +243,19 @@ void dropEverything(uid_t id) {
   check(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
   // After the last change of credentials, which clears it.
   check(::prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "die with parent");
-  sigset_t none;
-  sigemptyset(&none);
-  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  // Every signal open to the command, but SIGTERM for the launcher's hand-over, which holds it
+  // until it reported `started` (takeHandover).
+  const bool launcher = std::strcmp(command[0], kLauncherMount) == 0 && command[1] == nullptr;
+  sigset_t mask;
+  sigemptyset(&mask);
+  if (launcher) sigaddset(&mask, SIGTERM);
+  ::sigprocmask(SIG_SETMASK, &mask, nullptr);
   // The command keeps stdin, stdout, stderr and the status descriptor, as under bwrap.
   check(child_setup::markCloexecFrom(kStatusFd + 1), "close-on-exec");
   sock_fprog program{static_cast<unsigned short>(seccomp.size()),
                      const_cast<sock_filter*>(seccomp.data())};
   check(::prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &program, 0, 0) == 0, "seccomp");
-  if (std::strcmp(command[0], kLauncherMount) == 0 && command[1] == nullptr) {
+  if (launcher) {
     std::exit(launcher_main(1, command));  // the launcher is this program: no second exec
   }
   ::execvp(command[0], command);
@@ -353,6 +357,13 @@ int runSandbox(int argc, char** argv, int (*launcher_main)(int, char**)) {
   mountSandbox(app_tree, tmp_bytes, id);
   int ready[2], go[2];
   check(::pipe2(ready, O_CLOEXEC) == 0 && ::pipe2(go, O_CLOEXEC) == 0, "pipe2");
+  // The command's process is born with SIGTERM held (becomeCommand decides when it opens): a
+  // stop before the command started is taken once it has (takeHandover). The init never needs
+  // it: Relay spares it, and a pid 1 ignores it from inside.
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &term, nullptr);
   const pid_t command = ::fork();
   check(command >= 0, "fork");
   if (command == 0) {
