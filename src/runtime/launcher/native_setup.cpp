@@ -187,19 +187,38 @@ void mountSandbox(int app_tree, unsigned long tmp_bytes, uid_t id) {
   loopbackUp();
 }
 
-// The sandbox's init (pid 1) once the command is started: the app's uid in the host's user
-// namespace, an empty bounding set, no capabilities, no_new_privs.
-void dropEverything(uid_t id) {
+// Empties the bounding set (needs CAP_SETPCAP in the current user namespace).
+void dropBoundingSet() {
   for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
     check(::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0 || errno == EINVAL, "bounding set");
   }
+}
+
+// The app's uid and gid, no supplementary groups, an empty bounding set (while it still holds
+// CAP_SETPCAP): what both the init and the command's process become in the host's user namespace.
+void becomeApp(uid_t id) {
+  dropBoundingSet();
   check(::setgroups(0, nullptr) == 0, "setgroups");
   check(::setresgid(id, id, id) == 0 && ::setresuid(id, id, id) == 0, "drop to the app's uid");
+}
+
+// No capability left in any set, no_new_privs, and death with the parent (set after the last
+// change of credentials, which clears it).
+void dropCapabilities() {
+  check(::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0 || errno == EINVAL,
+        "ambient capabilities");
   __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
   __user_cap_data_struct data[2]{};
   check(::syscall(SYS_capset, &header, data) == 0, "drop capabilities");
   check(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
   check(::prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "die with parent");
+}
+
+// The sandbox's init (pid 1) once the command's namespace is set: the app's uid in the host's
+// user namespace, an empty bounding set, no capabilities, no_new_privs.
+void dropEverything(uid_t id) {
+  becomeApp(id);
+  dropCapabilities();
 }
 
 // The command's process (pid 2): its own session, the app's uid mapped in a user namespace of
@@ -210,11 +229,7 @@ void dropEverything(uid_t id) {
                                 int (*launcher_main)(int, char**), int ready, int go) {
   check(::setsid() >= 0, "setsid");
   check(::chdir("/app") == 0, "chdir /app");
-  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
-    check(::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0 || errno == EINVAL, "bounding set");
-  }
-  check(::setgroups(0, nullptr) == 0, "setgroups");
-  check(::setresgid(id, id, id) == 0 && ::setresuid(id, id, id) == 0, "drop to the app's uid");
+  becomeApp(id);
   // Changing uid made it undumpable, which gives /proc/self to root: its maps could not be
   // written. An exec resets it anyway.
   check(::prctl(PR_SET_DUMPABLE, 1, 0, 0, 0) == 0, "dumpable");
@@ -232,17 +247,8 @@ void dropEverything(uid_t id) {
   check(awaitPeer(go), "the init's set-up");
   ::close(go);
   // The new user namespace gave a full bounding set and full capabilities in it: drop them all.
-  for (int cap = 0; cap <= CAP_LAST_CAP; ++cap) {
-    check(::prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0 || errno == EINVAL, "bounding set");
-  }
-  check(::prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) == 0 || errno == EINVAL,
-        "ambient capabilities");
-  __user_cap_header_struct header{_LINUX_CAPABILITY_VERSION_3, 0};
-  __user_cap_data_struct data[2]{};
-  check(::syscall(SYS_capset, &header, data) == 0, "drop capabilities");
-  check(::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0, "no_new_privs");
-  // After the last change of credentials, which clears it.
-  check(::prctl(PR_SET_PDEATHSIG, SIGKILL) == 0, "die with parent");
+  dropBoundingSet();
+  dropCapabilities();
   // Every signal open to the command, but SIGTERM for the launcher's hand-over, which holds it
   // until it reported `started` (takeHandover).
   const bool launcher = std::strcmp(command[0], kLauncherMount) == 0 && command[1] == nullptr;

@@ -11,7 +11,6 @@
 #include "common/enum_names.h"
 #include "runtime/child_process.h"
 #include "runtime/handover.h"
-#include "runtime/output_lines.h"
 
 namespace relay::runtime {
 namespace {
@@ -23,19 +22,6 @@ constexpr EnumNames<SandboxLauncher, 3> kLauncherNames = {{{
 }}};
 
 constexpr int kTemplateTimeoutMs = 10000;
-
-/// Keeps what the self-test printed.
-class NativeProbeSink final : public OutputSink {
- public:
-  void line(std::string_view text) override {
-    if (!text_.empty()) text_ += "; ";
-    text_.append(text);
-  }
-  const std::string& text() const { return text_; }
-
- private:
-  std::string text_;
-};
 
 }  // namespace
 
@@ -103,43 +89,6 @@ std::vector<std::string> nativeArgv(const SandboxSettings& settings, const std::
       "--"};
   for (std::string& arg : command) argv.push_back(std::move(arg));
   return argv;
-}
-
-Status probeNative(const SandboxSettings& settings, const std::string& launcher,
-                   const NativeTemplate& tree, const SeccompFilter& seccomp, Clock& clock) {
-  InvocationSpec spec;
-  spec.app = "probe";
-  spec.app_dir = "/usr";
-  const uid_t id = settings.ids.first;  // Relay's own probe id, which no app gets
-  auto program = seccomp.openProgram();
-  if (!program.ok()) return program.error();
-  int status[2];
-  if (::pipe2(status, O_CLOEXEC) != 0) {
-    return Error::unavailable(std::string("pipe2: ") + std::strerror(errno));
-  }
-  UniqueFd status_read(status[0]);
-  UniqueFd status_write(status[1]);
-  LaunchOptions options;
-  options.argv =
-      nativeArgv(settings, launcher, spec, id, {kLauncherMount, "--self-test", std::to_string(id)});
-  options.executable = launcher;
-  options.cwd = "/";
-  options.inherited_fds = {program->get(), status_write.get(), tree.fd()};
-  auto child = ChildProcess::spawn(options);
-  if (!child.ok()) return Error::unavailable("native launcher: " + child.error().message);
-  status_write.reset();
-  NativeProbeSink sink;
-  LineSplitter out("", sink);
-  LineSplitter err("", sink);
-  ChildProcess& process = **child;
-  auto ended = process.supervise({}, out, err, clock, std::chrono::seconds(10),
-                                 [&process](int signal) { process.signalGroup(signal); });
-  if (!ended.ok()) return Error::unavailable("native launcher: " + ended.error().message);
-  if (ended->exited && ended->code == 0) return {};
-  return Error::unavailable("the native launcher's self-test failed (" +
-                            (ended->exited ? "exit " + std::to_string(ended->code)
-                                           : "signal " + std::to_string(ended->signal)) +
-                            (sink.text().empty() ? "" : ": " + sink.text()) + ")");
 }
 
 }  // namespace relay::runtime

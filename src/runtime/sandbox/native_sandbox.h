@@ -13,7 +13,6 @@
 #include "common/unique_fd.h"
 #include "runtime/runtime.h"
 #include "runtime/sandbox/sandbox_settings.h"
-#include "runtime/sandbox/seccomp_filter.h"
 
 namespace relay::runtime {
 
@@ -49,11 +48,5 @@ class NativeTemplate {
 std::vector<std::string> nativeArgv(const SandboxSettings& settings, const std::string& launcher,
                                     const InvocationSpec& spec, uid_t id,
                                     std::vector<std::string> command);
-
-/// Starts one native sandbox running relay-launcher's self-test (docs/runtimes.md "Native
-/// launcher": the isolation checked from inside) as Relay's own probe id. kUnavailable with
-/// what does not hold.
-Status probeNative(const SandboxSettings& settings, const std::string& launcher,
-                   const NativeTemplate& tree, const SeccompFilter& seccomp, Clock& clock);
 
 }  // namespace relay::runtime

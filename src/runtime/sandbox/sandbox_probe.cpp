@@ -1,10 +1,14 @@
 #include "runtime/sandbox/sandbox_probe.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 
 #include "runtime/child_process.h"
+#include "runtime/handover.h"
 #include "runtime/output_lines.h"
 
 namespace relay::runtime {
@@ -86,6 +90,37 @@ Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
                           : ended.exited  ? "exited " + std::to_string(ended.code)
                                           : "died of signal " + std::to_string(ended.signal);
   return Error::unavailable(what + " cannot start a sandbox on this host (" + how +
+                            (run->output.empty() ? "" : ": " + run->output) + ")");
+}
+
+Status probeNative(const SandboxSettings& settings, const std::string& launcher,
+                   const NativeTemplate& tree, const SeccompFilter& seccomp, Clock& clock) {
+  InvocationSpec spec;
+  spec.app = "probe";
+  spec.app_dir = "/usr";
+  const uid_t id = settings.ids.first;  // Relay's own probe id, which no app gets
+  auto program = seccomp.openProgram();
+  if (!program.ok()) return program.error();
+  int status[2];
+  if (::pipe2(status, O_CLOEXEC) != 0) {
+    return Error::unavailable(std::string("pipe2: ") + std::strerror(errno));
+  }
+  const UniqueFd status_read(status[0]);
+  const UniqueFd status_write(status[1]);
+  LaunchOptions options;
+  options.argv =
+      nativeArgv(settings, launcher, spec, id, {kLauncherMount, "--self-test", std::to_string(id)});
+  options.executable = launcher;
+  options.cwd = "/";
+  // 3 the seccomp program, 4 a status descriptor (nobody reads it), 5 the prepared tree.
+  options.inherited_fds = {program->get(), status_write.get(), tree.fd()};
+  auto run = runToCompletion(options, clock);
+  if (!run.ok()) return Error::unavailable("native launcher: " + run.error().message);
+  const ChildProcess::Termination& ended = run->termination;
+  if (ended.exited && ended.code == 0) return {};
+  return Error::unavailable("the native launcher's self-test failed (" +
+                            (ended.exited ? "exit " + std::to_string(ended.code)
+                                          : "signal " + std::to_string(ended.signal)) +
                             (run->output.empty() ? "" : ": " + run->output) + ")");
 }
 

@@ -8,6 +8,7 @@
 #include "common/clock.h"
 #include "common/result.h"
 #include "runtime/sandbox/bwrap_command.h"
+#include "runtime/sandbox/native_sandbox.h"
 #include "runtime/sandbox/seccomp_filter.h"
 
 namespace relay::runtime {
@@ -28,6 +29,12 @@ bool bwrapSupports(const std::string& bwrap, std::string_view option, Clock& clo
 Status probeSandbox(const SandboxSettings& settings, const SandboxTools& tools,
                     const SeccompFilter& seccomp, Clock& clock, bool network = false,
                     const std::string& launcher = "", const EgressPolicy& egress = {});
+
+/// Starts one native sandbox (docs/runtimes.md "Native launcher") running relay-launcher's
+/// self-test, the isolation checked from inside, as Relay's own probe id. kUnavailable with
+/// what does not hold.
+Status probeNative(const SandboxSettings& settings, const std::string& launcher,
+                   const NativeTemplate& tree, const SeccompFilter& seccomp, Clock& clock);
 
 /// Whether the mode of `info` grants `access` (a mask of 4 read, 2 write, 1 search or execute)
 /// to a process of `uid` and `gid` without supplementary groups (the sandbox user), as the
