@@ -359,6 +359,43 @@ TEST_F(Replay, AWindowOlderThanTheRetentionNamesTheRetentionThatRemovedIt) {
       << done.dump();
 }
 
+// docs/replay.md "Archive": a window the stream no longer holds is read from the app's archive
+// (written by the worker, original ids kept): every entry runs again as a replay copy, in
+// order, and nothing is reported missing.
+TEST_F(Replay, AWindowTheStreamTrimmedIsReplayedFromTheAppsArchive) {
+  writeApp("v1", "audit",
+           "runtime: exec\nevents:\n  - handler: bin/h.sh\n    pattern: {kind: [a]}\n"
+           "archive: {retention: 7d}\n",
+           {{"bin/h.sh", kHandler}});
+  auto one = worker("v1", "one");
+  std::vector<std::string> ids;
+  for (int n = 1; n <= 4; ++n) ids.push_back(xadd(R"({"kind":"a","n":)" + std::to_string(n) + "}"));
+  xadd(R"({"kind":"other"})");  // not the app's: not archived
+  const auto archived = [&] {
+    auto reply = redis_->command({"XLEN", "relay:events:archive:relay:audit"});
+    return reply.ok() ? *reply->integer() : -1;
+  };
+  ASSERT_TRUE(waitUntil([&] { return pending() == 0 && archived() == 4; })) << one->log();
+  const std::string kept = xadd(R"({"kind":"b"})");
+  ASSERT_TRUE(redis_->command({"XTRIM", "events", "MINID", kept}).ok());
+  const auto replayed =
+      relay({"replay", "--app", "audit", "--from", ids.front(), "--to", ids.back(), "--json"});
+  ASSERT_EQ(replayed.exit_code, 0) << replayed.err << one->log();
+  const auto done = nlohmann::json::parse(lastLine(replayed.out));
+  EXPECT_EQ(done["published"], 4) << done.dump();
+  EXPECT_TRUE(!done.contains("missing") || done["missing"].is_null()) << done.dump();
+  ASSERT_TRUE(waitUntil([&] { return replayRuns("audit").size() == 4 && pending() == 0; }))
+      << one->log();
+  // Each once, and the copies (run concurrently, as live events are) published in stream order.
+  std::vector<HandlerRecord> copies = replayRuns("audit");
+  std::sort(copies.begin(), copies.end(), [](const HandlerRecord& a, const HandlerRecord& b) {
+    return *stream::StreamId::parse(a.message) < *stream::StreamId::parse(b.message);
+  });
+  std::vector<std::string> originals;
+  for (const HandlerRecord& run : copies) originals.push_back(run.original);
+  EXPECT_EQ(originals, ids);
+}
+
 // Bulk DLQ replay: the count is stated, a "no" changes nothing, a "yes" replays the selected
 // entries (and only those) through their recorded handlers.
 TEST_F(Replay, BulkDeadLetterReplayStatesTheCountAndAsksFirst) {
