@@ -297,6 +297,10 @@ int buildTemplate(int argc, char** argv) {
   check(::unshare(CLONE_NEWNS) == 0, "mount namespace");
   // Nothing propagates between this tree and the host's, nor between sandboxes made from it.
   check(::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) == 0, "private /");
+  // Held before the tmpfs below covers /tmp: the launcher may live under it (a build tree in
+  // /tmp); it is bound from this descriptor.
+  const int launcher = ::open(argv[2], O_PATH | O_CLOEXEC);
+  check(launcher >= 0, std::string("open the launcher ") + argv[2]);
   const std::string root = "/tmp";  // this namespace's own tmpfs over it: the new root
   check(::mount("tmpfs", root.c_str(), "tmpfs", MS_NOSUID | MS_NODEV, "mode=0755") == 0,
         "tmpfs root");
@@ -317,7 +321,11 @@ int buildTemplate(int argc, char** argv) {
   }
   makeDev(root);
   for (const char* dir : {"/proc", "/tmp", "/app", "/run"}) mkdirs(root + dir);
-  roBind(argv[2], root + kLauncherMount);
+  const std::string held = "/proc/self/fd/" + std::to_string(launcher);
+  struct stat info {};
+  check(::stat(held.c_str(), &info) == 0 && S_ISREG(info.st_mode), "the launcher's descriptor");
+  roBind(held, root + kLauncherMount);
+  ::close(launcher);
   check(::chdir(root.c_str()) == 0, "chdir root");
   check(::syscall(SYS_pivot_root, ".", ".") == 0, "pivot_root");
   check(::umount2(".", MNT_DETACH) == 0, "detach the host's tree");
