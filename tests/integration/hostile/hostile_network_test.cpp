@@ -219,18 +219,26 @@ TEST_F(HostileHandler, IdleConnectionsCannotKeepHealthzUnanswered) {
     EXPECT_EQ(::connect(fd.get(), reinterpret_cast<sockaddr*>(&address), sizeof address), 0);
     return fd;
   };
-  std::vector<UniqueFd> idle;
-  for (int i = 0; i < 256; ++i) idle.push_back(connectTo());
-  for (int round = 0; round < 3; ++round) {
+  const auto healthz = [&connectTo]() {
     const UniqueFd probe = connectTo();
     const std::string request = "GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
-    ASSERT_EQ(::send(probe.get(), request.data(), request.size(), MSG_NOSIGNAL),
+    EXPECT_EQ(::send(probe.get(), request.data(), request.size(), MSG_NOSIGNAL),
               static_cast<ssize_t>(request.size()));
     std::string answer;
     char buffer[1024];
     for (ssize_t n; (n = ::recv(probe.get(), buffer, sizeof buffer, 0)) > 0;) {
       answer.append(buffer, static_cast<std::size_t>(n));
     }
+    return answer;
+  };
+  // Healthy first: a worker just started says "not connected yet" until its reader connected.
+  ASSERT_TRUE(SpawnedProcess::waitUntil([&] { return healthz().rfind("HTTP/1.1 200 ", 0) == 0; },
+                                        std::chrono::seconds(30)))
+      << healthz();
+  std::vector<UniqueFd> idle;
+  for (int i = 0; i < 256; ++i) idle.push_back(connectTo());
+  for (int round = 0; round < 3; ++round) {
+    const std::string answer = healthz();
     EXPECT_EQ(answer.rfind("HTTP/1.1 200 ", 0), 0u) << "round " << round << ": " << answer;
     idle.push_back(connectTo());  // the flood goes on
   }
