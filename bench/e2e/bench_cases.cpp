@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <thread>
 
 #include "common/system_clock.h"
@@ -157,6 +159,32 @@ fs::path writeApp(const BenchContext& context, const std::string& name,
   return apps;
 }
 
+long long machineSwitches() {
+  std::ifstream stat("/proc/stat");
+  std::string name;
+  long long value = 0;
+  while (stat >> name) {
+    if (name == "ctxt" && stat >> value) return value;
+    stat.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  return 0;
+}
+
+double redisCpuSeconds(const redis::Endpoint& endpoint) {
+  auto redis = connect(endpoint);
+  if (!redis) return -1;
+  auto reply = redis->command({"INFO", "cpu"});
+  if (!reply.ok() || !reply->string().ok()) return -1;
+  const std::string text(*reply->string());
+  double total = 0;
+  for (const char* field : {"used_cpu_user:", "used_cpu_sys:"}) {
+    const std::size_t at = text.find(field);
+    if (at == std::string::npos) return -1;
+    total += std::strtod(text.c_str() + at + std::strlen(field), nullptr);
+  }
+  return total;
+}
+
 double rawReadAckRate(const BenchContext& context, long messages) {
   auto redis = connect(context.redis);
   if (!redis) return 0;
@@ -199,15 +227,23 @@ DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
   if (!worker) return failure<DrainResult>(error);
   WorkerProcess::Cpu cpu_start;
   CountingProxy::Counts counts_start;
+  long long switches_start = 0;
+  double redis_cpu_start = 0;
   const auto drain = probe.drain(
       messages, std::chrono::minutes(10), [&] { return worker->running(); },
       [&](bool at_start) {
         const WorkerProcess::Cpu cpu = worker->cpu();
+        const long long switches = machineSwitches();
+        const double redis_cpu = redisCpuSeconds(context.redis);
         if (at_start) {
           cpu_start = cpu;
           if (proxy) counts_start = proxy->counts();
+          switches_start = switches;
+          redis_cpu_start = redis_cpu;
           return;
         }
+        result.switches = static_cast<double>(switches - switches_start);
+        result.redis_cpu_ms = (redis_cpu - redis_cpu_start) * 1000;
         result.cpu_self_ms = (cpu.self - cpu_start.self) * 1000;
         result.cpu_children_ms = (cpu.children - cpu_start.children) * 1000;
         if (proxy) result.redis = proxy->counts() - counts_start;
@@ -220,6 +256,8 @@ DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
   result.window_messages = drain.messages;
   result.cpu_self_ms /= static_cast<double>(drain.messages);
   result.cpu_children_ms /= static_cast<double>(drain.messages);
+  result.switches /= static_cast<double>(drain.messages);
+  result.redis_cpu_ms /= static_cast<double>(drain.messages);
   worker.reset();
   (void)redis->command({"DEL", stream});
   return result;

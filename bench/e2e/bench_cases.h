@@ -57,6 +57,13 @@ std::vector<std::unique_ptr<WorkerProcess>> startWorkers(
 inline const std::string kMatchedEvent = R"({"kind":"match","n":1})";
 inline const std::string kUnmatchedEvent = R"({"kind":"other","n":1})";
 
+/// Context switches of the whole machine since boot (/proc/stat `ctxt`): every task's, the
+/// worker's threads, its handlers, redis-server and the kernel's alike.
+long long machineSwitches();
+/// redis-server's own CPU seconds so far (INFO cpu: used_cpu_user + used_cpu_sys); -1 when it
+/// does not answer.
+double redisCpuSeconds(const redis::Endpoint& endpoint);
+
 /// Raw XREADGROUP COUNT 10 + one XACK per batch on one connection: messages per second.
 double rawReadAckRate(const BenchContext& context, long messages);
 
@@ -67,6 +74,8 @@ struct DrainResult {
   double cpu_self_ms = 0;                      // worker CPU per message in the window
   double cpu_children_ms = 0;                  // reaped children's CPU per message in the window
   std::optional<CountingProxy::Counts> redis;  // per-window counts when proxied
+  double switches = 0;      // context switches of the whole machine per message in the window
+  double redis_cpu_ms = 0;  // redis-server's CPU (user + system) per message in the window
   long window_messages = 0;
   std::string error;
 };
