@@ -218,12 +218,13 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
   }
   int side_fd = side != nullptr ? side->fd : -1;
   if (side_fd >= 0) ::fcntl(side_fd, F_SETFL, ::fcntl(side_fd, F_GETFL) | O_NONBLOCK);
-  std::array<char, 64 * 1024> buffer;  // not zeroed: 64 KiB of memset per invocation otherwise
+  std::array<char, 64 * 1024> buffer;      // not zeroed: 64 KiB of memset per invocation otherwise
+  std::array<char, 4 * 1024> side_buffer;  // the side channel's: read while `buffer` holds output
   // One read of the side channel; at EOF or an error it is watched no more.
   const auto readSide = [&] {
-    const ssize_t n = ::read(side_fd, buffer.data(), buffer.size());
+    const ssize_t n = ::read(side_fd, side_buffer.data(), side_buffer.size());
     if (n > 0) {
-      side->on_data({buffer.data(), static_cast<std::size_t>(n)});
+      side->on_data({side_buffer.data(), static_cast<std::size_t>(n)});
     } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
       side_fd = -1;
     }
@@ -304,9 +305,14 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
         LineSplitter& splitter = fd == stdout_fd_.get() ? out : err;
         UniqueFd& owned = fd == stdout_fd_.get() ? stdout_fd_ : stderr_fd_;
         const ssize_t n = ::read(fd, buffer.data(), buffer.size());
+        const int read_errno = errno;
+        // What the side channel holds now was written before this output (a read may bring
+        // more than poll() saw): delivered first, whatever the scheduling.
+        while (side_fd >= 0 && readSide()) {
+        }
         if (n > 0) {
           splitter.feed({buffer.data(), static_cast<std::size_t>(n)});
-        } else if (n == 0 || (errno != EAGAIN && errno != EINTR)) {
+        } else if (n == 0 || (read_errno != EAGAIN && read_errno != EINTR)) {
           splitter.finish();
           owned.reset();
         }
