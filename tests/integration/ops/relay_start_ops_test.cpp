@@ -286,13 +286,23 @@ events:
   EXPECT_NE(table.out.find("DEFERRED  DEDUPLICATED  SUPERSEDED  RETRY-AFTER"), std::string::npos)
       << table.out;
 
-  const BinaryRun ls = runRelay({"pending", "ls", "--json"}, redis_env);
-  ASSERT_EQ(ls.exit_code, 0) << ls.err;
+  // The outcomes are counted just before each message is parked: `pending ls` is read until
+  // both show the reason they wait for (a message between the two has none yet).
+  BinaryRun ls;
   std::map<std::string, nlohmann::json> reasons;
-  for (const auto& message : nlohmann::json::parse(ls.out)) {
-    reasons[message["id"].get<std::string>()] = message;
-  }
-  ASSERT_EQ(reasons.size(), 2u) << ls.out;
+  ASSERT_TRUE(SpawnedProcess::waitUntil(
+      [&] {
+        ls = runRelay({"pending", "ls", "--json"}, redis_env);
+        if (ls.exit_code != 0) return false;
+        reasons.clear();
+        for (const auto& message : nlohmann::json::parse(ls.out)) {
+          reasons[message["id"].get<std::string>()] = message;
+        }
+        return reasons.size() == 2 && reasons[throttled]["reason"].is_object() &&
+               reasons[deferred]["reason"].is_object();
+      },
+      seconds(30)))
+      << ls.out << ls.err;
   const auto& wait = reasons[throttled];
   EXPECT_EQ(wait["reason"]["kind"], "throttled") << ls.out;
   EXPECT_EQ(wait["reason"]["handler"], "bin/slow.sh") << ls.out;
