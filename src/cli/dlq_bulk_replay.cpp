@@ -7,6 +7,7 @@
 #include "cli/replay_view.h"
 #include "common/duration.h"
 #include "common/printable.h"
+#include "common/system_clock.h"
 #include "console/request_body.h"
 #include "dlq/dead_letter_queue.h"
 #include "history/replay_record.h"
@@ -94,7 +95,8 @@ void runDlqBulkReplay(const DlqBulkFlags& flags, std::istream& answers, CommandC
     context.out << id << "\n";
     return;
   }
-  followReplay(*session, id, flags.json, context);
+  SystemClock clock;
+  followReplay(*session, id, flags.json, clock, context);
 }
 
 }  // namespace relay::cli

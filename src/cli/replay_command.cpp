@@ -194,7 +194,8 @@ void runReplayCreate(const ReplayCreateOptions& options, CommandContext& context
     context.out << id << "\n";
     return;
   }
-  followReplay(*session, id, options.json, context);
+  SystemClock clock;
+  followReplay(*session, id, options.json, clock, context);
 }
 
 void runReplayLs(const ReplayIdOptions& options, CommandContext& context) {
@@ -222,7 +223,10 @@ void runReplayLs(const ReplayIdOptions& options, CommandContext& context) {
 void runReplayShow(const ReplayIdOptions& options, CommandContext& context) {
   auto session = openRedisSession("replay show", {}, context);
   if (!session) return;
-  if (options.follow) return followReplay(*session, options.id, options.json, context);
+  if (options.follow) {
+    SystemClock clock;
+    return followReplay(*session, options.id, options.json, clock, context);
+  }
   auto replay = history::readReplay(*session->redis, session->keys, options.id);
   if (!replay.ok()) return reportRedisError("replay show", replay.error(), context);
   if (!*replay) {

@@ -5,7 +5,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <thread>
 
 #include "cli/signal_stopper.h"
 #include "common/printable.h"
@@ -95,7 +94,7 @@ std::string progressBar(const history::ReplayStatus& replay, int width) {
   return bar;
 }
 
-void followReplay(RedisSession& session, const std::string& id, bool json,
+void followReplay(RedisSession& session, const std::string& id, bool json, Clock& clock,
                   CommandContext& context) {
   std::atomic<bool> interrupted{false};
   SignalStopper stopper([&interrupted](int) { interrupted = true; });
@@ -138,7 +137,7 @@ void followReplay(RedisSession& session, const std::string& id, bool json,
                   << " --follow`, stop it with `relay replay cancel " << id << "`\n";
       return;
     }
-    std::this_thread::sleep_for(kPoll);
+    clock.sleepFor(kPoll);
   }
 }
 

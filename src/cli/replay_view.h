@@ -7,6 +7,7 @@
 
 #include "cli/command.h"
 #include "cli/redis_session.h"
+#include "common/clock.h"
 #include "history/replay_json.h"
 #include "history/replay_record.h"
 
@@ -26,7 +27,9 @@ std::string progressBar(const history::ReplayStatus& replay, int width);
 /// Follows replay `id` until it ends (a bar on a terminal, JSON lines with `json` or off a
 /// terminal), then prints its summary; exit code 0 when it is done, 1 when it failed or was
 /// cancelled. The first SIGINT or SIGTERM stops following only: the replay keeps running on
-/// the workers, and how to follow or cancel it is printed (docs/replay.md "Following").
-void followReplay(RedisSession& session, const std::string& id, bool json, CommandContext& context);
+/// the workers, and how to follow or cancel it is printed (docs/replay.md "Following"). Looks
+/// at the replay every 200 ms of `clock`.
+void followReplay(RedisSession& session, const std::string& id, bool json, Clock& clock,
+                  CommandContext& context);
 
 }  // namespace relay::cli
