@@ -170,10 +170,8 @@ long long machineSwitches() {
   return 0;
 }
 
-double redisCpuSeconds(const redis::Endpoint& endpoint) {
-  auto redis = connect(endpoint);
-  if (!redis) return -1;
-  auto reply = redis->command({"INFO", "cpu"});
+double redisCpuSeconds(redis::Connection& redis) {
+  auto reply = redis.command({"INFO", "cpu"});
   if (!reply.ok() || !reply->string().ok()) return -1;
   const std::string text(*reply->string());
   double total = 0;
@@ -234,7 +232,7 @@ DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
       [&](bool at_start) {
         const WorkerProcess::Cpu cpu = worker->cpu();
         const long long switches = machineSwitches();
-        const double redis_cpu = redisCpuSeconds(context.redis);
+        const double redis_cpu = redisCpuSeconds(*redis);  // between the probe's calls
         if (at_start) {
           cpu_start = cpu;
           if (proxy) counts_start = proxy->counts();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "e2e/counting_proxy.h"
+#include "redis/connection.h"
 #include "redis/endpoint.h"
 #include "runtime/sandbox/seccomp_filter.h"
 
@@ -60,9 +61,9 @@ inline const std::string kUnmatchedEvent = R"({"kind":"other","n":1})";
 /// Context switches of the whole machine since boot (/proc/stat `ctxt`): every task's, the
 /// worker's threads, its handlers, redis-server and the kernel's alike.
 long long machineSwitches();
-/// redis-server's own CPU seconds so far (INFO cpu: used_cpu_user + used_cpu_sys); -1 when it
-/// does not answer.
-double redisCpuSeconds(const redis::Endpoint& endpoint);
+/// redis-server's own CPU seconds so far (INFO cpu: used_cpu_user + used_cpu_sys), asked on
+/// `redis`; -1 when it does not answer.
+double redisCpuSeconds(redis::Connection& redis);
 
 /// Raw XREADGROUP COUNT 10 + one XACK per batch on one connection: messages per second.
 double rawReadAckRate(const BenchContext& context, long messages);
