@@ -230,6 +230,11 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
     }
     return n > 0;
   };
+  // Everything the side channel holds now.
+  const auto drainSide = [&] {
+    while (side_fd >= 0 && readSide()) {
+    }
+  };
   if (input.empty()) stdin_fd_.reset();
   const MonoTime start = clock.monotonicNow();
   MonoTime term_at = start + timeout;
@@ -308,8 +313,7 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
         const int read_errno = errno;
         // What the side channel holds now was written before this output (a read may bring
         // more than poll() saw): delivered first, whatever the scheduling.
-        while (side_fd >= 0 && readSide()) {
-        }
+        drainSide();
         if (n > 0) {
           splitter.feed({buffer.data(), static_cast<std::size_t>(n)});
         } else if (n == 0 || (read_errno != EAGAIN && read_errno != EINTR)) {
@@ -320,8 +324,7 @@ Result<ChildProcess::Termination> ChildProcess::supervise(
     }
   }
   // What the side channel still holds (written just before the end).
-  while (side_fd >= 0 && readSide()) {
-  }
+  drainSide();
   stdin_fd_.reset();
   auto termination = reap();
   if (!termination.ok()) return termination;
