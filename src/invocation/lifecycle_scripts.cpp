@@ -634,4 +634,9 @@ LifecycleScripts::LifecycleScripts()
       journal(script(kJournal)),
       cancel(flowScript(kCancel)) {}
 
+const LifecycleScripts& LifecycleScripts::shared() {
+  static const LifecycleScripts scripts;
+  return scripts;
+}
+
 }  // namespace relay::invocation

@@ -87,7 +87,7 @@ class RedisLifecycleStore final : public LifecycleStore {
   RedisStoreSettings settings_;
   redis::Endpoint endpoint_;
   Clock& clock_;
-  LifecycleScripts scripts_;
+  const LifecycleScripts& scripts_ = LifecycleScripts::shared();
   std::unique_ptr<redis::Connection> connection_;
 };
 

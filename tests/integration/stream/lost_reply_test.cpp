@@ -27,7 +27,7 @@ class LostReply : public PipelineTest {
     ASSERT_TRUE(proxy.ok()) << proxy.error().message;
     proxy_ = std::move(proxy).value();
     // Cached scripts: the reply that is lost is the script's own, never a NOSCRIPT.
-    const invocation::LifecycleScripts scripts;
+    const invocation::LifecycleScripts& scripts = invocation::LifecycleScripts::shared();
     for (const redis::Script* script : {&scripts.start, &scripts.complete, &scripts.release}) {
       ASSERT_TRUE(redis_->command({"SCRIPT", "LOAD", script->source()}).ok());
     }
