@@ -58,11 +58,12 @@ struct LifecycleScripts {
   /// invocation named}, what being cancelled | running | orphaned | finished.
   redis::Script cancel;
 
-  LifecycleScripts();
-
   /// The one set every store of the process shares, built (and hashed) on first use. A set per
   /// store cost each new thread ~200 KB of SHA-1 and copies: a third of an idle worker's RSS.
   static const LifecycleScripts& shared();
+
+ private:
+  LifecycleScripts();  // only shared() builds one
 };
 
 }  // namespace relay::invocation
