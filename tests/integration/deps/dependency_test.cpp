@@ -126,9 +126,13 @@ class Shared {
     fs::create_directories(context);
     fs::copy(files, context / name, fs::copy_options::recursive);
     std::ofstream(context / "Dockerfile") << dockerfile;
-    // The classic builder: FROM a local image needs no registry.
-    const Ran built = shell("DOCKER_BUILDKIT=0 docker build -q --label relay.test-deps=" +
-                            std::to_string(::getpid()) + " -t " + tag + " " + quoted(context));
+    // The classic builder: FROM a local image needs no registry. Without its cache: the other
+    // runtime's test builds the same steps in a process of its own, and its `docker rmi` at the
+    // end deletes the untagged layers a build that reused them is still stacking on ("failed to
+    // get digest ...: no such file or directory").
+    const Ran built =
+        shell("DOCKER_BUILDKIT=0 docker build --no-cache -q --label relay.test-deps=" +
+              std::to_string(::getpid()) + " -t " + tag + " " + quoted(context));
     if (built.code != 0) return Error::unavailable("docker build " + tag + ": " + built.output);
     images_.push_back(tag);
     return tag;
