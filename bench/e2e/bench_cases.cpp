@@ -291,6 +291,64 @@ LatencyResult workerLatency(const BenchContext& context, const std::string& runt
   return result;
 }
 
+LatencyResult bareReadLatency(const BenchContext& context, double per_second, int events) {
+  auto writer = connect(context.redis);
+  auto reader = connect(context.redis);
+  if (!writer || !reader) return failure<LatencyResult>("cannot connect to Redis");
+  const std::string stream = "bench-latency-read";
+  StreamProbe probe(*writer, stream);
+  probe.fill(0, kMatchedEvent);
+  // The reader's clock, read as each reply arrives (before the reply is looked at), by id.
+  std::map<std::string, long long> read;
+  std::string error;
+  std::thread thread([&] {
+    const auto give_up = SteadyClock::now() + std::chrono::minutes(2);
+    while (static_cast<int>(read.size()) < events && SteadyClock::now() < give_up) {
+      auto reply = reader->command({"XREADGROUP", "GROUP", "relay", "bare", "COUNT", "10", "BLOCK",
+                                    "1000", "STREAMS", stream, ">"});
+      const long long now = realtimeNs();
+      if (!reply.ok()) {
+        error = reply.error().message;
+        return;
+      }
+      if (reply->isNil()) continue;
+      auto entries = reply->at(0)->at(1)->elements();
+      std::vector<std::string> ack = {"XACK", stream, "relay"};
+      for (const auto& entry : *entries) {
+        ack.emplace_back(*entry.at(0)->string());
+        read[ack.back()] = now;
+      }
+      if (!reader->command(ack).ok()) return;
+    }
+  });
+  for (int waited = 0; waited < 5000 && probe.blockedReaders() < 1; ++waited) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::map<std::string, long long> added;  // id -> realtime ns just before its XADD
+  const auto period = std::chrono::nanoseconds(static_cast<long long>(1e9 / per_second));
+  auto next = SteadyClock::now();
+  for (int i = 0; i < events; ++i) {
+    std::this_thread::sleep_until(next);
+    next += period;
+    const long long before = realtimeNs();
+    const std::string id = probe.add(kMatchedEvent);
+    if (!id.empty()) added[id] = before;
+  }
+  thread.join();
+  (void)writer->command({"DEL", stream});
+  LatencyResult result;
+  result.error = error;
+  for (const auto& [id, before] : added) {
+    const auto at = read.find(id);
+    if (at == read.end()) {
+      ++result.missing;
+    } else {
+      result.samples.push_back(static_cast<double>(at->second - before) / 1e6);
+    }
+  }
+  return result;
+}
+
 LatencyResult startLatencies(std::vector<std::unique_ptr<WorkerProcess>>& workers,
                              const std::map<std::string, long long>& added,
                              std::chrono::seconds limit,

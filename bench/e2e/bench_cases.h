@@ -93,6 +93,10 @@ struct LatencyResult {
 LatencyResult workerLatency(const BenchContext& context, const std::string& runtime,
                             double per_second, int events,
                             const std::vector<std::string>& rule = {});
+/// The floor of case (c) that no reader of the stream gets under: XADD -> a bare XREADGROUP
+/// BLOCK client holds the entry, at a steady `per_second` for `events` events (ms), on a reader
+/// thread of this process that does nothing else (it acknowledges each read).
+LatencyResult bareReadLatency(const BenchContext& context, double per_second, int events);
 /// The stamps of `workers` until every id of `added` (id -> realtime ns just before its XADD)
 /// has one or `limit` passes; XADD -> start latencies in ms of those that do. `stamps` (when
 /// given) receives every stamp seen, by message id.
