@@ -1,5 +1,6 @@
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -40,6 +41,7 @@ class FakeRuntime final : public runtime::Runtime {
     output.started();  // the handler started: from here on the attempt counts
     lock.lock();
     ++running_;
+    most_running_ = std::max(most_running_, running_);
     changed_.notify_all();
     // A cancel (docs/pipeline.md "Cancellation") ends a blocked run at once, as a real runtime
     // stops its handler; the request is looked at every few milliseconds.
@@ -123,6 +125,12 @@ class FakeRuntime final : public runtime::Runtime {
     return changed_.wait_for(lock, std::chrono::seconds(10), [&] { return running_ >= count; });
   }
 
+  /// The most runs that were in progress at once.
+  int mostRunning() const {
+    std::lock_guard lock(mutex_);
+    return most_running_;
+  }
+
   std::vector<Run> runs() const {
     std::lock_guard lock(mutex_);
     return runs_;
@@ -143,6 +151,7 @@ class FakeRuntime final : public runtime::Runtime {
   std::vector<Run> runs_;
   std::map<std::string, int> allowed_;  // blocked runs let through by allow()
   int running_ = 0;
+  int most_running_ = 0;
   int finished_ = 0;
 };
 

@@ -54,6 +54,29 @@ class Reading : public PipelineTest {
   std::thread worker_;
 };
 
+// docs/pipeline.md "Reading": with MAX_CONCURRENCY messages running, the reader queues what it
+// reads and reads on up to the in-hand limit, and no more than MAX_CONCURRENCY run at once.
+TEST_F(Reading, TheReaderReadsOnWhileEveryWorkerRunsAndNoMoreRunThanTheCap) {
+  build(/*max_concurrency=*/2);  // in hand: at most 16
+  runtime_.block(kHandler);
+  for (int i = 0; i < 6; ++i) xadd(R"({"kind":"order"})");
+  start();
+  ASSERT_TRUE(runtime_.waitRunning(2));
+  for (int i = 0; i < 1000 && consumer_->inHand() < 6; ++i) real_clock_.sleepFor(milliseconds(10));
+  EXPECT_EQ(consumer_->inHand(), 6);
+  EXPECT_EQ(pendingCount(), 6);
+  real_clock_.sleepFor(milliseconds(50));  // time enough for a third to start, were it let
+  EXPECT_EQ(runtime_.mostRunning(), 2);
+  // Each finished message lets exactly one queued one run.
+  runtime_.allow(kHandler, 4);
+  ASSERT_TRUE(runtime_.waitFinished(4));
+  ASSERT_TRUE(runtime_.waitRunning(2));
+  EXPECT_EQ(runtime_.mostRunning(), 2);
+  runtime_.unblock(kHandler);
+  ASSERT_TRUE(runtime_.waitFinished(6));
+  EXPECT_EQ(runtime_.mostRunning(), 2);
+}
+
 TEST_F(Reading, UnderABacklogOneReadBringsSeveralMessagesAndTheInHandLimitHolds) {
   build();  // in hand: at most 16, as many as pool threads
   runtime_.block(kHandler);
