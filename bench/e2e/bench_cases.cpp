@@ -261,6 +261,25 @@ DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
   return result;
 }
 
+namespace {
+
+// `events` matched events added at a steady `per_second`: id -> realtime ns just before its XADD.
+std::map<std::string, long long> pacedAdds(StreamProbe& probe, double per_second, int events) {
+  std::map<std::string, long long> added;
+  const auto period = std::chrono::nanoseconds(static_cast<long long>(1e9 / per_second));
+  auto next = SteadyClock::now();
+  for (int i = 0; i < events; ++i) {
+    std::this_thread::sleep_until(next);
+    next += period;
+    const long long before = realtimeNs();
+    const std::string id = probe.add(kMatchedEvent);
+    if (!id.empty()) added[id] = before;
+  }
+  return added;
+}
+
+}  // namespace
+
 LatencyResult workerLatency(const BenchContext& context, const std::string& runtime,
                             double per_second, int events, const std::vector<std::string>& rule) {
   auto redis = connect(context.redis);
@@ -275,16 +294,7 @@ LatencyResult workerLatency(const BenchContext& context, const std::string& runt
   workers.push_back(
       startWorker(context, apps, target.runtime, stream, context.redis.port, probe, error));
   if (!workers.back()) return failure<LatencyResult>(error);
-  std::map<std::string, long long> added;  // id -> realtime ns just before its XADD
-  const auto period = std::chrono::nanoseconds(static_cast<long long>(1e9 / per_second));
-  auto next = SteadyClock::now();
-  for (int i = 0; i < events; ++i) {
-    std::this_thread::sleep_until(next);
-    next += period;
-    const long long before = realtimeNs();
-    const std::string id = probe.add(kMatchedEvent);
-    if (!id.empty()) added[id] = before;
-  }
+  const std::map<std::string, long long> added = pacedAdds(probe, per_second, events);
   LatencyResult result = startLatencies(workers, added, std::chrono::minutes(5));
   workers.clear();
   (void)redis->command({"DEL", stream});
@@ -324,16 +334,7 @@ LatencyResult bareReadLatency(const BenchContext& context, double per_second, in
   for (int waited = 0; waited < 5000 && probe.blockedReaders() < 1; ++waited) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
-  std::map<std::string, long long> added;  // id -> realtime ns just before its XADD
-  const auto period = std::chrono::nanoseconds(static_cast<long long>(1e9 / per_second));
-  auto next = SteadyClock::now();
-  for (int i = 0; i < events; ++i) {
-    std::this_thread::sleep_until(next);
-    next += period;
-    const long long before = realtimeNs();
-    const std::string id = probe.add(kMatchedEvent);
-    if (!id.empty()) added[id] = before;
-  }
+  const std::map<std::string, long long> added = pacedAdds(probe, per_second, events);
   thread.join();
   (void)writer->command({"DEL", stream});
   LatencyResult result;
