@@ -183,6 +183,38 @@ double redisCpuSeconds(redis::Connection& redis) {
   return total;
 }
 
+namespace {
+
+// What one readAndAck() read: the ids (none when a BLOCK ended empty) and CLOCK_REALTIME as the
+// read's reply arrived, before the XACK.
+struct AckedRead {
+  std::vector<std::string> ids;
+  long long at_ns = 0;
+};
+
+// One XREADGROUP of group `relay` as `consumer` (COUNT 10, BLOCK `block_ms` when given) and one
+// XACK of what it brought.
+redis::Result<AckedRead> readAndAck(redis::Connection& redis, const std::string& stream,
+                                    const std::string& consumer, int block_ms = -1) {
+  std::vector<std::string> read = {"XREADGROUP", "GROUP", "relay", consumer, "COUNT", "10"};
+  if (block_ms >= 0) read.insert(read.end(), {"BLOCK", std::to_string(block_ms)});
+  read.insert(read.end(), {"STREAMS", stream, ">"});
+  auto reply = redis.command(read);
+  AckedRead result;
+  result.at_ns = realtimeNs();
+  if (!reply.ok()) return reply.error();
+  if (reply->isNil()) return result;
+  auto entries = reply->at(0)->at(1)->elements();
+  std::vector<std::string> ack = {"XACK", stream, "relay"};
+  for (const auto& entry : *entries) result.ids.emplace_back(*entry.at(0)->string());
+  ack.insert(ack.end(), result.ids.begin(), result.ids.end());
+  auto acked = redis.command(ack);
+  if (!acked.ok()) return acked.error();
+  return result;
+}
+
+}  // namespace
+
 double rawReadAckRate(const BenchContext& context, long messages) {
   auto redis = connect(context.redis);
   if (!redis) return 0;
@@ -191,14 +223,9 @@ double rawReadAckRate(const BenchContext& context, long messages) {
   const auto start = SteadyClock::now();
   long done = 0;
   while (done < messages) {
-    auto reply = redis->command(
-        {"XREADGROUP", "GROUP", "relay", "raw", "COUNT", "10", "STREAMS", "bench-raw", ">"});
-    if (!reply.ok()) return 0;
-    auto entries = reply->at(0)->at(1)->elements();
-    std::vector<std::string> ack = {"XACK", "bench-raw", "relay"};
-    for (const auto& entry : *entries) ack.emplace_back(*entry.at(0)->string());
-    if (!redis->command(ack).ok()) return 0;
-    done += static_cast<long>(entries->size());
+    auto read = readAndAck(*redis, "bench-raw", "raw");
+    if (!read.ok()) return 0;
+    done += static_cast<long>(read->ids.size());
   }
   const double seconds = std::chrono::duration<double>(SteadyClock::now() - start).count();
   (void)redis->command({"DEL", "bench-raw"});
@@ -314,21 +341,12 @@ LatencyResult bareReadLatency(const BenchContext& context, double per_second, in
   std::thread thread([&] {
     const auto give_up = SteadyClock::now() + std::chrono::minutes(2);
     while (static_cast<int>(read.size()) < events && SteadyClock::now() < give_up) {
-      auto reply = reader->command({"XREADGROUP", "GROUP", "relay", "bare", "COUNT", "10", "BLOCK",
-                                    "1000", "STREAMS", stream, ">"});
-      const long long now = realtimeNs();
-      if (!reply.ok()) {
-        error = reply.error().message;
+      auto got = readAndAck(*reader, stream, "bare", 1000);
+      if (!got.ok()) {
+        error = got.error().message;
         return;
       }
-      if (reply->isNil()) continue;
-      auto entries = reply->at(0)->at(1)->elements();
-      std::vector<std::string> ack = {"XACK", stream, "relay"};
-      for (const auto& entry : *entries) {
-        ack.emplace_back(*entry.at(0)->string());
-        read[ack.back()] = now;
-      }
-      if (!reader->command(ack).ok()) return;
+      for (const std::string& id : got->ids) read[id] = got->at_ns;
     }
   });
   for (int waited = 0; waited < 5000 && probe.blockedReaders() < 1; ++waited) {

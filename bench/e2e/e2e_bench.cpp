@@ -187,13 +187,15 @@ int main(int argc, char** argv) {
     // Bare starts: back to back, and paced one every 20 ms like the events (see BareStart).
     // What reading costs any runner before its start: XADD -> a bare XREADGROUP BLOCK reader,
     // at the same pace.
-    const LatencyResult bare_read = bareReadLatency(context, 50, latency_events);
+    // Only the process row prints it (Case::floored below).
+    const LatencyResult bare_read =
+        runs("process") ? bareReadLatency(context, 50, latency_events) : LatencyResult{};
     const double read =
         bare_read.error.empty() && bare_read.missing == 0 ? percentile(bare_read.samples, 50) : -1;
-    if (read < 0) {
+    if (runs("process") && read < 0) {
       std::printf("  bare read not measured: %s (%ld missing)\n", bare_read.error.c_str(),
                   bare_read.missing);
-    } else {
+    } else if (runs("process")) {
       std::printf("  bare XADD -> XREADGROUP BLOCK reply at 50/s: p50 %.2f ms, p99 %.2f ms\n", read,
                   percentile(bare_read.samples, 99));
     }

@@ -67,7 +67,7 @@ TEST_F(Reading, TheReaderReadsOnWhileEveryWorkerRunsAndNoMoreRunThanTheCap) {
   EXPECT_EQ(pendingCount(), 6);
   real_clock_.sleepFor(milliseconds(50));  // time enough for a third to start, were it let
   EXPECT_EQ(runtime_.mostRunning(), 2);
-  // Each finished message lets exactly one queued one run.
+  // As they finish, the queued ones run, still two at a time.
   runtime_.allow(kHandler, 4);
   ASSERT_TRUE(runtime_.waitFinished(4));
   ASSERT_TRUE(runtime_.waitRunning(2));
