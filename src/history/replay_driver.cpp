@@ -244,10 +244,18 @@ std::size_t ReplayDriver::pageSize(double rate) const {
       1, std::min<std::size_t>(settings_.page, static_cast<std::size_t>(rate)));
 }
 
-void ReplayDriver::pace(double rate, long long published, MonoTime since) {
-  if (rate <= 0 || published <= 0) return;
-  const auto due = since + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                               std::chrono::duration<double>(published / rate));
+void ReplayDriver::Pacer::published(long long copies, MonoTime now) {
+  if (copies <= 0) return;
+  // Counted from the first copies' reply: they are in the stream by then, so every later
+  // page's copies follow them by at least what the rate allows (docs/replay.md "Windows").
+  if (!since_) since_ = now;
+  count_ += copies;
+}
+
+void ReplayDriver::pace(double rate, const Pacer& pacer) {
+  if (rate <= 0 || !pacer.since()) return;
+  const auto due = *pacer.since() + std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                        std::chrono::duration<double>(pacer.count() / rate));
   const MonoTime now = clock_.monotonicNow();
   if (due > now) stopping_.sleepFor(clock_, due - now);
 }
@@ -298,8 +306,7 @@ redis::Result<DriveReport> ReplayDriver::driveStream(redis::Connection& redis,
   }
 
   std::string cursor = replay.cursor;
-  const MonoTime since = clock_.monotonicNow();
-  long long published = 0;
+  Pacer pacer;
   const std::size_t page_size = pageSize(spec.rate);
   while (true) {
     if (stopping_.requested()) {
@@ -371,11 +378,11 @@ redis::Result<DriveReport> ReplayDriver::driveStream(redis::Connection& redis,
       auto verdict = publish(redis, replay, page, report);
       if (!verdict.ok()) return verdict.error();
       if (!*verdict) return report;
-      published += static_cast<long long>(page.copies.size());
+      pacer.published(static_cast<long long>(page.copies.size()), clock_.monotonicNow());
       cursor = page.cursor;
     }
     if (last_page) break;
-    pace(spec.rate, published, since);
+    pace(spec.rate, pacer);
   }
   auto ended = finish(redis, replay.id, "done", "");
   if (!ended.ok()) return ended.error();
@@ -395,8 +402,7 @@ redis::Result<DriveReport> ReplayDriver::driveDeadLetters(redis::Connection& red
     return report;
   }
   std::string cursor = replay.cursor;
-  const MonoTime since = clock_.monotonicNow();
-  long long published = 0;
+  Pacer pacer;
   const std::size_t page_size = pageSize(spec.rate);
   while (true) {
     if (stopping_.requested()) {
@@ -435,11 +441,11 @@ redis::Result<DriveReport> ReplayDriver::driveDeadLetters(redis::Connection& red
       auto verdict = publish(redis, replay, page, report);
       if (!verdict.ok()) return verdict.error();
       if (!*verdict) return report;
-      published += static_cast<long long>(page.copies.size());
+      pacer.published(static_cast<long long>(page.copies.size()), clock_.monotonicNow());
       cursor = page.cursor;
     }
     if (entries->size() < page_size) break;
-    pace(spec.rate, published, since);
+    pace(spec.rate, pacer);
   }
   auto ended = finish(redis, replay.id, "done", "");
   if (!ended.ok()) return ended.error();

@@ -84,8 +84,20 @@ class ReplayDriver {
                              const std::string& state, const std::string& error);
   /// Copies a page holds at `rate` copies a second (0: as fast as possible).
   std::size_t pageSize(double rate) const;
-  /// Waits so that `published` copies take at least published / rate seconds from `since`.
-  void pace(double rate, long long published, MonoTime since);
+  /// The copies a drive published, and when the first of them were in the stream.
+  class Pacer {
+   public:
+    void published(long long copies, MonoTime now);
+    long long count() const { return count_; }
+    std::optional<MonoTime> since() const { return since_; }
+
+   private:
+    long long count_ = 0;
+    std::optional<MonoTime> since_;
+  };
+  /// Waits until the next page may follow: count / rate seconds after the first copies were in
+  /// the stream.
+  void pace(double rate, const Pacer& pacer);
 
   ReplayDriverSettings settings_;
   redis::Endpoint endpoint_;

@@ -320,11 +320,12 @@ TEST_F(Replay, AgainMissingEntriesRateAndCancel) {
   ASSERT_TRUE(waitUntil([&] { return pending() == 0; })) << one->log();
   std::this_thread::sleep_for(milliseconds(1'500));
   EXPECT_EQ(status(id)->published, published);  // nothing published after the cancel
-  // Of its copies, only those running at the cancel ran: the others were cancelled before.
+  // Of its copies, only those running at the cancel ran: the others were cancelled before. A
+  // copy running at the cancel may be stopped before its handler wrote its record: at most.
   long long second = 0;
   for (const HandlerRecord& run : replayRuns("audit")) second += run.replay == id;
   EXPECT_GE(second, 1);
-  EXPECT_EQ(second, result["running"].get<long long>());
+  EXPECT_LE(second, result["running"].get<long long>());
   const auto shown = relay({"replay", "ls"});
   EXPECT_NE(shown.out.find(id), std::string::npos);
   EXPECT_NE(shown.out.find("cancelled"), std::string::npos);
