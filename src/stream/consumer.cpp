@@ -195,6 +195,11 @@ int Consumer::inHand() const {
   return static_cast<int>(unfinished_.size());
 }
 
+int Consumer::room() const {
+  std::lock_guard lock(mutex_);
+  return roomLocked();
+}
+
 std::unique_ptr<redis::Connection> Consumer::connect(std::unique_ptr<redis::Connection> old,
                                                      redis::Backoff& backoff,
                                                      const std::function<void()>& attempted) {

@@ -114,6 +114,9 @@ class Consumer {
   bool stopping() const { return stopping_.requested(); }
   /// Messages in hand: queued or being processed.
   int inHand() const;
+  /// The room left in hand: the in-hand limit less the messages in hand and the room a read or
+  /// a sweep has reserved for what it brings (docs/pipeline.md "Reading").
+  int room() const;
   /// Whether the reader has made sure the consumer group exists (systemd's READY=1).
   bool groupReady() const { return group_ready_.load(); }
   /// The reader's heartbeat for the watchdog (docs/deployment.md "systemd"): when its loop last

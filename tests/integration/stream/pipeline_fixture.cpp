@@ -70,7 +70,7 @@ void PipelineTest::build(int max_concurrency) {
   consumer_ = std::make_unique<Consumer>(
       consumer, server().endpoint(), *lifecycle_,
       [this]() -> std::unique_ptr<invocation::LifecycleStore> { return newStore(); }, metrics_,
-      logger_, clock_);
+      logger_, consumer_clock_ ? *consumer_clock_ : clock_);
   ASSERT_TRUE(consumer_->ensureGroup(*redis_).ok());
 }
 

@@ -97,6 +97,9 @@ class PipelineTest : public relay::testing::RedisTest {
   std::unique_ptr<invocation::ClaimRenewer> renewer_;
   std::unique_ptr<invocation::Lifecycle> lifecycle_;
   ConsumerSettings consumer_settings_;  // SetUp() shortens the waits, build() names the consumer
+  /// The consumer's clock (nullptr: clock_). On clock_ its background loops never wait: each
+  /// wait advances the clock instead, so the due poller and the reclaimer turn all the time.
+  Clock* consumer_clock_ = nullptr;
   std::unique_ptr<Consumer> consumer_;
 };
 
