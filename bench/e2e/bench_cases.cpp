@@ -232,6 +232,23 @@ double rawReadAckRate(const BenchContext& context, long messages) {
   return static_cast<double>(messages) / seconds;
 }
 
+constexpr const char* kTransitionsKey = "bench-transitions";
+
+SpawnerStep durableTransitions(const BenchContext& context) {
+  return [endpoint = context.redis]() -> std::function<bool()> {
+    std::shared_ptr<redis::Connection> redis = connect(endpoint);
+    if (!redis) return [] { return false; };
+    static const redis::Script record("redis.call('HSET', KEYS[1], ARGV[1], ARGV[2]) return 1");
+    return [redis, field = std::to_string(::getpid()), transitions = 0LL]() mutable {
+      return redis->eval(record, {kTransitionsKey}, {field, std::to_string(++transitions)}).ok();
+    };
+  };
+}
+
+void dropTransitions(const BenchContext& context) {
+  if (auto redis = connect(context.redis)) (void)redis->command({"DEL", kTransitionsKey});
+}
+
 DrainResult workerDrain(const BenchContext& context, const std::string& runtime,
                         const std::string& event, long messages, bool through_proxy,
                         const std::vector<std::string>& rule, bool until_read) {

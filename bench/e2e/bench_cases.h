@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "e2e/counting_proxy.h"
+#include "e2e/spawn_baseline.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
 #include "runtime/sandbox/seccomp_filter.h"
@@ -67,6 +68,15 @@ double redisCpuSeconds(redis::Connection& redis);
 
 /// Raw XREADGROUP COUNT 10 + one XACK per batch on one connection: messages per second.
 double rawReadAckRate(const BenchContext& context, long messages);
+
+/// Case (b)'s floor, a bareSpawnRate() step: what a runner that makes each invocation's three
+/// transitions durable (the claim before the start, the start, the outcome after the reap: the
+/// *start*, *begin* and *complete* of docs/pipeline.md) pays at least, one round trip each of a
+/// script that does one HSET (a field of the spawner's own in one hash), on each spawner's own
+/// connection.
+SpawnerStep durableTransitions(const BenchContext& context);
+/// Deletes what durableTransitions() wrote.
+void dropTransitions(const BenchContext& context);
 
 /// A worker draining `messages` pre-filled events; rates over the middle 80%. With
 /// `until_read`, of messages delivered rather than acknowledged (flow control's deferrals).

@@ -125,7 +125,8 @@ std::optional<std::string> outputOf(const BareCommand& command) {
 
 }  // namespace
 
-double bareSpawnRate(const BareCommand& command, int concurrency, int count) {
+double bareSpawnRate(const BareCommand& command, int concurrency, int count,
+                     const SpawnerStep& step) {
   // As many single-threaded spawner processes as the worker has handler slots, each starting
   // and reaping its share one at a time (the scheduler shares a loaded machine per thread, so one
   // loop would be starved next to the worker's pool).
@@ -136,10 +137,13 @@ double bareSpawnRate(const BareCommand& command, int concurrency, int count) {
     const pid_t spawner = ::fork();
     if (spawner == 0) {
       if (!dropPrivileges(command)) ::_exit(1);
+      const std::function<bool()> around = step ? step() : [] { return true; };
       for (int i = 0; i < share; ++i) {
+        if (!around()) ::_exit(1);
         const pid_t pid = launch(command, -1);
+        if (pid < 0 || !around()) ::_exit(1);
         int status = 0;
-        if (pid < 0 || ::waitpid(pid, &status, 0) != pid || !succeeded(status)) ::_exit(1);
+        if (::waitpid(pid, &status, 0) != pid || !succeeded(status) || !around()) ::_exit(1);
       }
       ::_exit(0);
     }

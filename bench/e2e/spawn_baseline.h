@@ -3,6 +3,7 @@
 #include <sys/types.h>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,10 +36,17 @@ struct Stamp {
 /// The first stamp in `text`; nullopt when it holds none.
 std::optional<Stamp> findStamp(std::string_view text);
 
+/// What each spawner of bareSpawnRate() does beside its starts: made once in each spawner
+/// process after its fork, then called before each start, after its spawn and after its reap
+/// (where a runner records an invocation's claim, its start and its outcome); false fails the
+/// run.
+using SpawnerStep = std::function<std::function<bool()>()>;
+
 /// Starts `count` runs of `command` from `concurrency` single-threaded spawner processes, each
-/// running one at a time, stdin and stdout on /dev/null; returns runs per second (0 when one
-/// failed).
-double bareSpawnRate(const BareCommand& command, int concurrency, int count);
+/// running one at a time, stdin and stdout on /dev/null, with `step` around each start when
+/// given; returns runs per second (0 when one failed).
+double bareSpawnRate(const BareCommand& command, int concurrency, int count,
+                     const SpawnerStep& step = {});
 
 /// Starts `command` `count` times one after the other; each prints a `relay-stamp` line whose
 /// time, minus the time just before the fork, is one sample. Returns the samples in
