@@ -244,20 +244,12 @@ std::size_t ReplayDriver::pageSize(double rate) const {
       1, std::min<std::size_t>(settings_.page, static_cast<std::size_t>(rate)));
 }
 
-void ReplayDriver::Pacer::published(long long copies, MonoTime now) {
-  if (copies <= 0) return;
-  // Counted from the first copies' reply: they are in the stream by then, so every later
-  // page's copies follow them by at least what the rate allows (docs/replay.md "Windows").
-  if (!since_) since_ = now;
-  count_ += copies;
-}
-
-void ReplayDriver::pace(double rate, const Pacer& pacer) {
-  if (rate <= 0 || !pacer.since()) return;
-  const auto due = *pacer.since() + std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                        std::chrono::duration<double>(pacer.count() / rate));
-  const MonoTime now = clock_.monotonicNow();
-  if (due > now) stopping_.sleepFor(clock_, due - now);
+bool ReplayDriver::waitForRate(const ReplayPace& pace, std::size_t copies) {
+  if (const std::optional<MonoTime> at = pace.earliest(copies)) {
+    const MonoTime now = clock_.monotonicNow();
+    if (*at > now) stopping_.sleepFor(clock_, *at - now);
+  }
+  return !stopping_.requested();
 }
 
 redis::Result<std::string> ReplayDriver::archiveOf(redis::Connection& redis,
@@ -306,7 +298,7 @@ redis::Result<DriveReport> ReplayDriver::driveStream(redis::Connection& redis,
   }
 
   std::string cursor = replay.cursor;
-  Pacer pacer;
+  ReplayPace pace(spec.rate);
   const std::size_t page_size = pageSize(spec.rate);
   while (true) {
     if (stopping_.requested()) {
@@ -375,14 +367,17 @@ redis::Result<DriveReport> ReplayDriver::driveStream(redis::Connection& redis,
       page.copies.push_back(std::move(out));
     }
     if (!page.cursor.empty()) {
+      if (!waitForRate(pace, page.copies.size())) {
+        report.ended = "stopping";
+        return report;
+      }
       auto verdict = publish(redis, replay, page, report);
       if (!verdict.ok()) return verdict.error();
       if (!*verdict) return report;
-      pacer.published(static_cast<long long>(page.copies.size()), clock_.monotonicNow());
+      pace.published(page.copies.size(), clock_.monotonicNow());
       cursor = page.cursor;
     }
     if (last_page) break;
-    pace(spec.rate, pacer);
   }
   auto ended = finish(redis, replay.id, "done", "");
   if (!ended.ok()) return ended.error();
@@ -402,7 +397,7 @@ redis::Result<DriveReport> ReplayDriver::driveDeadLetters(redis::Connection& red
     return report;
   }
   std::string cursor = replay.cursor;
-  Pacer pacer;
+  ReplayPace pace(spec.rate);
   const std::size_t page_size = pageSize(spec.rate);
   while (true) {
     if (stopping_.requested()) {
@@ -438,14 +433,17 @@ redis::Result<DriveReport> ReplayDriver::driveDeadLetters(redis::Connection& red
                               std::string(catalog::kReplayField), copy.envelope()}});
     }
     if (!page.cursor.empty()) {
+      if (!waitForRate(pace, page.copies.size())) {
+        report.ended = "stopping";
+        return report;
+      }
       auto verdict = publish(redis, replay, page, report);
       if (!verdict.ok()) return verdict.error();
       if (!*verdict) return report;
-      pacer.published(static_cast<long long>(page.copies.size()), clock_.monotonicNow());
+      pace.published(page.copies.size(), clock_.monotonicNow());
       cursor = page.cursor;
     }
     if (entries->size() < page_size) break;
-    pace(spec.rate, pacer);
   }
   auto ended = finish(redis, replay.id, "done", "");
   if (!ended.ok()) return ended.error();

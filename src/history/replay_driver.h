@@ -8,6 +8,7 @@
 #include "app/registry.h"
 #include "common/clock.h"
 #include "common/stop_signal.h"
+#include "history/replay_pace.h"
 #include "history/replay_record.h"
 #include "invocation/keys.h"
 #include "observability/logger.h"
@@ -84,20 +85,9 @@ class ReplayDriver {
                              const std::string& state, const std::string& error);
   /// Copies a page holds at `rate` copies a second (0: as fast as possible).
   std::size_t pageSize(double rate) const;
-  /// The copies a drive published, and when the first of them were in the stream.
-  class Pacer {
-   public:
-    void published(long long copies, MonoTime now);
-    long long count() const { return count_; }
-    std::optional<MonoTime> since() const { return since_; }
-
-   private:
-    long long count_ = 0;
-    std::optional<MonoTime> since_;
-  };
-  /// Waits until the next page may follow: count / rate seconds after the first copies were in
-  /// the stream.
-  void pace(double rate, const Pacer& pacer);
+  /// Waits until `pace` lets a page of `copies` be published; false when the worker stops
+  /// meanwhile.
+  bool waitForRate(const ReplayPace& pace, std::size_t copies);
 
   ReplayDriverSettings settings_;
   redis::Endpoint endpoint_;
