@@ -114,8 +114,9 @@ class Consumer {
   bool stopping() const { return stopping_.requested(); }
   /// Messages in hand: queued or being processed.
   int inHand() const;
-  /// The room left in hand: the in-hand limit less the messages in hand and the room a read or
-  /// a sweep has reserved for what it brings (docs/pipeline.md "Reading").
+  /// The room left in hand: the in-hand limit less the messages in hand and the room the
+  /// reader, the due-retry poller or a sweep has reserved for what it brings (docs/pipeline.md
+  /// "Reading"). A snapshot; thread-safe, never blocks.
   int room() const;
   /// Whether the reader has made sure the consumer group exists (systemd's READY=1).
   bool groupReady() const { return group_ready_.load(); }
@@ -129,7 +130,8 @@ class Consumer {
   using Deliver = std::function<void(std::vector<StreamEntry>, int reserved)>;
   /// One reclaim sweep (docs/pipeline.md "Reading"): the messages every consumer but the
   /// parking one left idle beyond min_pending_idle, taken over a page at a time, each page no
-  /// larger than `room()` says; `deliver` gets each page's entries not already in hand.
+  /// larger than the room its `room` callback reserves; `deliver` gets each page's entries not
+  /// already in hand.
   redis::Result<int> sweep(redis::Connection& redis, invocation::LifecycleStore& store,
                            const Deliver& deliver, const std::function<int()>& room);
   /// XCLAIMs this consumer's own pending messages not in hand; `deliver` gets them.
