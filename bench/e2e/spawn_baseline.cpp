@@ -129,15 +129,35 @@ double bareSpawnRate(const BareCommand& command, int concurrency, int count,
                      const SpawnerStep& step) {
   // As many single-threaded spawner processes as the worker has handler slots, each starting
   // and reaping its share one at a time (the scheduler shares a loaded machine per thread, so one
-  // loop would be starved next to the worker's pool).
-  const auto start = std::chrono::steady_clock::now();
+  // loop would be starved next to the worker's pool). Each makes its step first (a connection,
+  // say) and says so on `ready`; the clock starts once all are ready, and they start together
+  // when `go` closes.
+  int ready[2], go[2];
+  if (::pipe2(ready, O_CLOEXEC) != 0) return 0;
+  if (::pipe2(go, O_CLOEXEC) != 0) {
+    ::close(ready[0]);
+    ::close(ready[1]);
+    return 0;
+  }
   std::vector<pid_t> spawners;
+  bool ok = true;
   for (int s = 0; s < concurrency; ++s) {
     const int share = count / concurrency + (s < count % concurrency ? 1 : 0);
     const pid_t spawner = ::fork();
+    if (spawner < 0) {
+      ok = false;
+      break;
+    }
     if (spawner == 0) {
+      ::close(ready[0]);
+      ::close(go[1]);
       if (!dropPrivileges(command)) ::_exit(1);
       const std::function<bool()> around = step ? step() : [] { return true; };
+      char byte = 'r';
+      if (::write(ready[1], &byte, 1) != 1) ::_exit(1);
+      ::close(ready[1]);
+      while (::read(go[0], &byte, 1) < 0 && errno == EINTR) {
+      }
       for (int i = 0; i < share; ++i) {
         if (!around()) ::_exit(1);
         const pid_t pid = launch(command, -1);
@@ -149,7 +169,16 @@ double bareSpawnRate(const BareCommand& command, int concurrency, int count,
     }
     spawners.push_back(spawner);
   }
-  bool ok = true;
+  ::close(ready[1]);
+  ::close(go[0]);
+  // Until every spawner said it is ready, or all that will have (one that failed exits).
+  char bytes[64];
+  for (ssize_t n; (n = ::read(ready[0], bytes, sizeof bytes)) != 0;) {
+    if (n < 0 && errno != EINTR) break;
+  }
+  ::close(ready[0]);
+  const auto start = std::chrono::steady_clock::now();
+  ::close(go[1]);
   for (const pid_t spawner : spawners) {
     int status = 0;
     ok = ::waitpid(spawner, &status, 0) == spawner && succeeded(status) && ok;
