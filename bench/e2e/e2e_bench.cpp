@@ -213,14 +213,15 @@ int main(int argc, char** argv) {
     // What reading costs any runner before its start: XADD -> a bare XREADGROUP BLOCK reader,
     // at the same pace.
     // Only the process row prints it (Case::floored below).
+    const bool floored = runs("process");
     const LatencyResult bare_read =
-        runs("process") ? bareReadLatency(context, 50, latency_events) : LatencyResult{};
+        floored ? bareReadLatency(context, 50, latency_events) : LatencyResult{};
     const double read =
         bare_read.error.empty() && bare_read.missing == 0 ? percentile(bare_read.samples, 50) : -1;
-    if (runs("process") && read < 0) {
+    if (floored && read < 0) {
       std::printf("  bare read not measured: %s (%ld missing)\n", bare_read.error.c_str(),
                   bare_read.missing);
-    } else if (runs("process")) {
+    } else if (floored) {
       std::printf("  bare XADD -> XREADGROUP BLOCK reply at 50/s: p50 %.2f ms, p99 %.2f ms\n", read,
                   percentile(bare_read.samples, 99));
     }

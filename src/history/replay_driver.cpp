@@ -237,13 +237,6 @@ redis::Result<bool> ReplayDriver::finish(redis::Connection& redis, const std::st
   return reply->integer().ok() && *reply->integer() == 1;
 }
 
-std::size_t ReplayDriver::pageSize(double rate) const {
-  // A page holds at most a second's copies at `rate`, so pacing waits between small pages.
-  if (rate <= 0) return settings_.page;
-  return std::max<std::size_t>(
-      1, std::min<std::size_t>(settings_.page, static_cast<std::size_t>(rate)));
-}
-
 bool ReplayDriver::waitForRate(const ReplayPace& pace, std::size_t copies) {
   if (const std::optional<MonoTime> at = pace.earliest(copies)) {
     const MonoTime now = clock_.monotonicNow();
@@ -299,7 +292,7 @@ redis::Result<DriveReport> ReplayDriver::driveStream(redis::Connection& redis,
 
   std::string cursor = replay.cursor;
   ReplayPace pace(spec.rate);
-  const std::size_t page_size = pageSize(spec.rate);
+  const std::size_t page_size = pace.pageSize(settings_.page);
   while (true) {
     if (stopping_.requested()) {
       report.ended = "stopping";
@@ -398,7 +391,7 @@ redis::Result<DriveReport> ReplayDriver::driveDeadLetters(redis::Connection& red
   }
   std::string cursor = replay.cursor;
   ReplayPace pace(spec.rate);
-  const std::size_t page_size = pageSize(spec.rate);
+  const std::size_t page_size = pace.pageSize(settings_.page);
   while (true) {
     if (stopping_.requested()) {
       report.ended = "stopping";

@@ -83,8 +83,6 @@ class ReplayDriver {
   redis::Result<std::string> archiveOf(redis::Connection& redis, const std::string& app);
   redis::Result<bool> finish(redis::Connection& redis, const std::string& id,
                              const std::string& state, const std::string& error);
-  /// Copies a page holds at `rate` copies a second (0: as fast as possible).
-  std::size_t pageSize(double rate) const;
   /// Waits until `pace` lets a page of `copies` be published; false when the worker stops
   /// meanwhile.
   bool waitForRate(const ReplayPace& pace, std::size_t copies);

@@ -23,17 +23,22 @@ class ReplayPace {
 
   /// The copies of any window: the rate's whole copies a second, at least one (0: no pacing).
   std::size_t window() const { return window_; }
+  /// The copies a page holds: at most `limit`, and at most a window's, so that a page never
+  /// waits for copies of its own.
+  std::size_t pageSize(std::size_t limit) const;
   /// When a page of `copies` may be published; nullopt: at once.
   std::optional<MonoTime> earliest(std::size_t copies) const;
   /// Records a page of `copies` published, the reply of its script received at `at`.
   void published(std::size_t copies, MonoTime at);
 
  private:
-  double rate_;
+  /// Copies published up to the end of the newest page (its last copy's index + 1).
+  std::size_t total() const { return pages_.empty() ? 0 : pages_.back().first; }
+
   std::size_t window_;
-  std::size_t total_ = 0;  // copies published so far
-  /// The pages a later page may still have to wait for, oldest first: the copies published up
-  /// to the end of each (its last copy's index + 1) and its reply.
+  MonoTime::duration span_{};  // how long window_ copies take at the rate
+  /// The pages a later page may still have to wait for, oldest first (the newest always kept):
+  /// the copies published up to the end of each and its reply.
   std::deque<std::pair<std::size_t, MonoTime>> pages_;
 };
 

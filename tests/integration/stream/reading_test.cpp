@@ -3,13 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <functional>
 #include <future>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "integration/stream/pipeline_fixture.h"
+#include "support/spawned_process.h"
 
 namespace relay::stream::testing {
 namespace {
@@ -71,14 +71,6 @@ class Reading : public PipelineTest {
     }
     std::reverse(out.begin(), out.end());
     return out;
-  }
-  /// Waits (real time, up to 10 s) until `done` holds for the slow log.
-  bool waitUntilLogged(
-      const std::function<bool(const std::vector<std::vector<std::string>>&)>& done) {
-    for (int i = 0; i < 1000; ++i, real_clock_.sleepFor(milliseconds(10))) {
-      if (done(slowLog())) return true;
-    }
-    return false;
   }
 
   std::thread worker_;
@@ -244,12 +236,15 @@ TEST_F(Reading, UnderAnUnmatchedBacklogTheNextReadIsSentBeforeTheAcknowledgement
   start();
   // The due poller's look is over and its room given back (it holds up to 10 of the 16 while
   // it looks; the reader's blocking read on the empty stream reserves nothing).
-  ASSERT_TRUE(waitUntilLogged([&](const std::vector<std::vector<std::string>>& commands) {
-    return consumer_->room() == 16 &&
-           std::any_of(commands.begin(), commands.end(), [&](const std::vector<std::string>& c) {
-             return c[0].starts_with("EVAL") && c[3] == keys_.due();
-           });
-  }));
+  ASSERT_TRUE(relay::testing::SpawnedProcess::waitUntil(
+      [&] {
+        const std::vector<std::vector<std::string>> commands = slowLog();
+        return consumer_->room() == 16 &&
+               std::any_of(commands.begin(), commands.end(), [&](const auto& command) {
+                 return command[0].starts_with("EVAL") && command[3] == keys_.due();
+               });
+      },
+      std::chrono::seconds(10)));
   ASSERT_TRUE(redis_->command({"SLOWLOG", "RESET"}).ok());
   // The backlog arrives at once, as a whole.
   ASSERT_TRUE(redis_->command({"MULTI"}).ok());

@@ -19,17 +19,29 @@ const MonoTime kStart{std::chrono::hours(1)};
 TEST(ReplayPace, WithoutARateNothingWaits) {
   ReplayPace pace(0);
   EXPECT_EQ(pace.window(), 0u);
+  EXPECT_EQ(pace.pageSize(500), 500u);
   pace.published(500, kStart);
   EXPECT_FALSE(pace.earliest(500));
 }
 
-TEST(ReplayPace, TheFirstWindowGoesAtOnceAndTheNextWaitsAWholeSecondFromItsReply) {
-  ReplayPace pace(10);
-  EXPECT_EQ(pace.window(), 10u);
-  EXPECT_FALSE(pace.earliest(10));
-  pace.published(10, kStart);
-  // 5 more: the 15th copy follows the 5th by a second, counted from the reply that put it in.
-  EXPECT_EQ(pace.earliest(5), kStart + milliseconds(1'000));
+// A first page of a whole window goes at once; the next waits a whole window from the reply
+// that put the first in: at 10/s the 15th copy follows the 5th by a second, at 0.5/s each copy
+// follows the one before by two.
+TEST(ReplayPace, TheFirstWindowGoesAtOnceAndTheNextWaitsAWholeWindowFromItsReply) {
+  struct Case {
+    double rate;
+    std::size_t window, next;
+    milliseconds wait;
+  };
+  for (const Case& c :
+       {Case{10, 10, 5, milliseconds(1'000)}, Case{0.5, 1, 1, milliseconds(2'000)}}) {
+    ReplayPace pace(c.rate);
+    EXPECT_EQ(pace.window(), c.window) << c.rate;
+    EXPECT_EQ(pace.pageSize(500), c.window) << c.rate;
+    EXPECT_FALSE(pace.earliest(c.window)) << c.rate;
+    pace.published(c.window, kStart);
+    EXPECT_EQ(pace.earliest(c.next), kStart + c.wait) << c.rate;
+  }
 }
 
 TEST(ReplayPace, APartPageThenAFullOneNeverPutsMoreThanTheRateInASecond) {
@@ -50,14 +62,6 @@ TEST(ReplayPace, ADriveThatFellBehindDoesNotCatchUpInABurst) {
   EXPECT_EQ(pace.earliest(1), kStart + milliseconds(6'000));
 }
 
-TEST(ReplayPace, BelowOneCopyASecondEachCopyWaitsItsShare) {
-  ReplayPace pace(0.5);
-  EXPECT_EQ(pace.window(), 1u);
-  EXPECT_FALSE(pace.earliest(1));
-  pace.published(1, kStart);
-  EXPECT_EQ(pace.earliest(1), kStart + milliseconds(2'000));
-}
-
 // Pages of any size up to the window, each published as soon as it may, taking some time of its
 // own: for every copy, the one `window` places later was added at least a second after it was
 // in the stream, so no second holds more than the rate's copies.
@@ -66,6 +70,7 @@ TEST(ReplayPace, AnySequenceOfPagesKeepsEverySecondWithinTheRate) {
   for (const double rate : {1.0, 3.0, 10.0, 50.0}) {
     ReplayPace pace(rate);
     const std::size_t window = pace.window();
+    ASSERT_EQ(pace.pageSize(500), window);
     std::vector<MonoTime> added, in_stream;  // per copy: its XADD (earliest), its page's reply
     MonoTime now = kStart;
     for (int page = 0; page < 300; ++page) {
