@@ -142,6 +142,10 @@ RedisLifecycleStore::~RedisLifecycleStore() = default;
 
 Reply RedisLifecycleStore::eval(const redis::Script& script, const std::vector<std::string>& keys,
                                 const std::vector<std::string>& args) {
+  if (settings_.group) {
+    Reply reply = settings_.group->call(evalsha(script, keys, args));
+    if (!runAgainAlone(reply)) return reply;
+  }
   redis::Backoff backoff(settings_.retry_wait);
   for (int attempt = 0;; ++attempt) {
     auto connected = redis::reconnect(connection_, endpoint_, settings_.connection);

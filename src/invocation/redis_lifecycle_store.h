@@ -13,6 +13,7 @@
 #include "invocation/lifecycle_store.h"
 #include "redis/connection.h"
 #include "redis/endpoint.h"
+#include "redis/group_commit.h"
 #include "redis/reconnect.h"
 
 namespace relay::invocation {
@@ -31,11 +32,17 @@ struct RedisStoreSettings {
   /// How long a key slot freed for a waiter stays promised to it (docs/pipeline.md "Flow
   /// control"): as long as the due poller's own lease on a message it took.
   std::chrono::milliseconds key_promise{30'000};
+  /// Where the calls go first when set: one pipeline with the calls of every other store
+  /// sharing it (a worker's pool threads), one round trip for all (docs/pipeline.md "Group
+  /// commit"). A call it cannot answer (transport, NOSCRIPT, failover) runs again alone on the
+  /// store's own connection. Null: every call on the store's own connection.
+  std::shared_ptr<redis::GroupCommit> group;
 };
 
-/// The LifecycleStore over Redis: each verb is one Lua script (lifecycle_scripts.h) on one
-/// connection that this object owns and re-creates after a transport error. Not thread-safe:
-/// one instance per thread.
+/// The LifecycleStore over Redis: each verb is one Lua script (lifecycle_scripts.h), sent through
+/// the settings' group commit when there is one, else (and when the group could not answer) on
+/// one connection that this object owns and re-creates after a transport error. Not
+/// thread-safe: one instance per thread (instances may share a group).
 class RedisLifecycleStore final : public LifecycleStore {
  public:
   RedisLifecycleStore(RedisStoreSettings settings, redis::Endpoint endpoint, Clock& clock);
@@ -69,7 +76,8 @@ class RedisLifecycleStore final : public LifecycleStore {
   const RedisStoreSettings& settings() const { return settings_; }
 
  private:
-  /// Runs `script`, reconnecting and repeating it after a transport error.
+  /// Runs `script` (through the group first), reconnecting and repeating it after a transport
+  /// error.
   redis::Result<redis::Reply> eval(const redis::Script& script,
                                    const std::vector<std::string>& keys,
                                    const std::vector<std::string>& args);

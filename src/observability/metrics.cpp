@@ -79,6 +79,10 @@ Metrics::Metrics() {
           "Redis connections re-established after one broke, and cluster redirects followed.");
   declare("relay_redis_failovers_total", "counter",
           "Times the Redis master changed (sentinel failover, cluster slot moved).");
+  declare("relay_redis_pipelines_total", "counter",
+          "Pipelines the worker's group commit sent: one round trip each (docs/pipeline.md).");
+  declare("relay_redis_pipelined_calls_total", "counter",
+          "Lifecycle script calls sent in those pipelines.");
   declare("relay_trimmed_entries_total", "counter",
           "Entries removed by retention, from the source stream or the DLQ.");
   declare("relay_group_recreated_total", "counter",
@@ -113,6 +117,8 @@ Metrics::Metrics() {
   families_["relay_inflight_invocations"].series[{}] = 0;
   families_["relay_redis_reconnects_total"].series[{}] = 0;
   families_["relay_redis_failovers_total"].series[{}] = 0;
+  families_["relay_redis_pipelines_total"].series[{}] = 0;
+  families_["relay_redis_pipelined_calls_total"].series[{}] = 0;
 }
 
 void Metrics::add(std::string_view name, Labels labels, double delta) {
@@ -204,6 +210,11 @@ void Metrics::setAppPaused(std::string_view app, bool paused) {
 void Metrics::setRedisConnections(long long reconnects, long long failovers) {
   set("relay_redis_reconnects_total", {}, static_cast<double>(reconnects));
   set("relay_redis_failovers_total", {}, static_cast<double>(failovers));
+}
+
+void Metrics::setGroupCommit(std::uint64_t pipelines, std::uint64_t calls) {
+  set("relay_redis_pipelines_total", {}, static_cast<double>(pipelines));
+  set("relay_redis_pipelined_calls_total", {}, static_cast<double>(calls));
 }
 
 void Metrics::countTrimmed(std::string_view target, long long entries) {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <array>
+#include <cstdint>
 #include <map>
 #include <mutex>
 #include <string>
@@ -44,6 +45,9 @@ class Metrics {
   // relay_redis_reconnects_total and relay_redis_failovers_total: the totals so far, kept by
   // the Redis endpoint (redis::Topology) and copied here before each exposition.
   void setRedisConnections(long long reconnects, long long failovers);
+  // relay_redis_pipelines_total and relay_redis_pipelined_calls_total: the totals so far of the
+  // worker's group commit (docs/pipeline.md "Group commit"), copied here before each exposition.
+  void setGroupCommit(std::uint64_t pipelines, std::uint64_t calls);
   // relay_trimmed_entries_total{target}: stream, dlq (REDIS_STREAM_RETENTION/REDIS_DLQ_RETENTION).
   void countTrimmed(std::string_view target, long long entries);
   void countGroupRecreated();  // relay_group_recreated_total

@@ -24,6 +24,7 @@
 #include "config/runtime_factory.h"
 #include "invocation/paused_apps.h"
 #include "pattern/pattern_text.h"
+#include "redis/group_commit.h"
 #include "redis/topology.h"
 #include "runtime/sandbox/sandbox_runtime.h"
 #include "tracing/tracing_observer.h"
@@ -153,6 +154,10 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   store.keys = keys;
   store.consumer = config.consumer;
   store.retention = config.invocation_retention;
+  // Every store of this worker (the pool threads', the reader's, the renewer's) sends its calls
+  // through one group commit: the calls ready together share one round trip.
+  store.group = std::make_shared<redis::GroupCommit>(config.redis, store.connection);
+  w.group_ = store.group;
   w.limiter_ = std::make_unique<invocation::ConcurrencyLimiter>(config.max_concurrency);
   w.publications_ = std::make_unique<catalog::RedisPublicationCheck>(config.redis, config.stream);
   catalog::OccurrenceChecks occurrences = w.internals_.occurrences;
@@ -276,6 +281,8 @@ Status Worker::serveEndpoints() {
       const redis::Topology::Counts counts = config_.redis.topology->counts();
       metrics_.setRedisConnections(counts.reconnects, counts.failovers);
     }
+    const redis::GroupCommit::Counts sent = group_->counts();
+    metrics_.setGroupCommit(sent.pipelines, sent.calls);
     return http::HttpReply{200, metrics_.exposition(), kPrometheusContentType};
   });
   http_->handle("/healthz", [this](const http::HttpRequest&) {

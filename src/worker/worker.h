@@ -121,6 +121,9 @@ class Worker {
   std::unique_ptr<invocation::LifecycleObserver> observer_;
   /// How the lifecycle's store calls go, for /healthz: every store below reports to it.
   std::unique_ptr<invocation::StoreHealth> store_health_;
+  /// The group commit every store below sends its calls through (docs/pipeline.md "Group
+  /// commit"); here for its counts in /metrics.
+  std::shared_ptr<redis::GroupCommit> group_;
   std::unique_ptr<invocation::LifecycleStore> renewer_store_;
   std::unique_ptr<invocation::ClaimRenewer> renewer_;
   /// The attempts running here, which the cancel watcher stops (docs/pipeline.md

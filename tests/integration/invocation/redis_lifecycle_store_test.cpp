@@ -3,7 +3,9 @@
 // so letting it pass is a short real wait.
 #include <gtest/gtest.h>
 
+#include <memory>
 #include <stdexcept>
+#include <thread>
 
 #include "common/system_clock.h"
 #include "contract/flow_contract.h"
@@ -13,13 +15,15 @@
 #include "invocation/redis_lifecycle_store.h"
 #include "stream/stream_entry.h"
 #include "support/redis_server.h"
+#include "support/spawned_process.h"
 
 namespace relay::invocation::contract {
 namespace {
 
 class RedisBackend {
  public:
-  RedisBackend() {
+  // `grouped`: the store's calls go through a group commit, as a worker's do.
+  explicit RedisBackend(bool grouped = false) {
     auto server = relay::testing::RedisServer::create();
     if (!server.ok()) throw std::runtime_error(server.error().message);
     server_ = std::move(server).value();
@@ -29,7 +33,15 @@ class RedisBackend {
     settings.keys = keys_;
     settings.consumer = "w1";
     settings.retention = std::chrono::hours(1);
+    if (grouped)
+      settings.group =
+          std::make_shared<redis::GroupCommit>(server_->endpoint(), redis::ConnectionSettings{});
     store_ = std::make_unique<RedisLifecycleStore>(settings, server_->endpoint(), clock_);
+  }
+  // The calls the group sent so far; zero without one.
+  std::uint64_t groupCalls() const {
+    const auto& group = store_->settings().group;
+    return group ? group->counts().calls : 0;
   }
   LifecycleStore& store() { return *store_; }
   std::string deliver() {
@@ -60,6 +72,10 @@ class RedisBackend {
   }
   void pass(std::chrono::milliseconds duration) { clock_.sleepFor(duration); }
   bool flushScripts() { return redis_->command({"SCRIPT", "FLUSH"}).ok(); }
+  // Every connection but the backend's own is closed by the server.
+  bool killClients() {
+    return redis_->command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"}).ok();
+  }
   bool pending(const std::string& id) {
     auto reply = redis_->command({"XPENDING", "events", "relay", id, id, "1"});
     return reply.ok() && reply->size() > 0;
@@ -147,9 +163,18 @@ class RedisBackend {
   std::unique_ptr<RedisLifecycleStore> store_;
 };
 
+// The same store with its calls sent through a group commit (a worker's stores).
+class RedisGroupBackend : public RedisBackend {
+ public:
+  RedisGroupBackend() : RedisBackend(true) {}
+};
+
 INSTANTIATE_TYPED_TEST_SUITE_P(Redis, LifecycleStoreContract, RedisBackend);
 INSTANTIATE_TYPED_TEST_SUITE_P(Redis, FlowControlContract, RedisBackend);
 INSTANTIATE_TYPED_TEST_SUITE_P(Redis, LifecycleStoreEndings, RedisBackend);
+INSTANTIATE_TYPED_TEST_SUITE_P(RedisGroup, LifecycleStoreContract, RedisGroupBackend);
+INSTANTIATE_TYPED_TEST_SUITE_P(RedisGroup, FlowControlContract, RedisGroupBackend);
+INSTANTIATE_TYPED_TEST_SUITE_P(RedisGroup, LifecycleStoreEndings, RedisGroupBackend);
 
 // settle() pipelines EVALSHA: a server that lost its script cache (restart, failover, SCRIPT
 // FLUSH) answers NOSCRIPT inside the pipeline, and each request is run again alone (EVAL).
@@ -191,6 +216,116 @@ TEST(RedisLifecycleStoreSettle, MoreAcknowledgementsThanOneCommandTakesAreAllAck
         << i;
     EXPECT_EQ(backend.pending(requests[i].id), owed) << i;
   }
+}
+
+// Through a group commit (docs/pipeline.md "Group commit"): what the group cannot answer runs
+// again alone on the store's own connection, so a lost script cache or a killed connection costs
+// a call nothing.
+TEST(RedisLifecycleStoreGroup, ACallTheGroupCannotAnswerRunsAgainAloneAndSucceeds) {
+  RedisGroupBackend backend;
+  const Plan plan{{planned("shop", "h")}};
+  const std::string first = backend.deliver();
+  ASSERT_TRUE(backend.store().start(first, startRequest(plan, {true}, "t1")).ok());
+  const std::uint64_t sent = backend.groupCalls();
+  EXPECT_GE(sent, 1u);  // the call went through the group
+
+  ASSERT_TRUE(backend.flushScripts());  // NOSCRIPT in the group's pipeline
+  auto begun = backend.store().begin(first, "shop/h", "t1");
+  ASSERT_TRUE(begun.ok()) << begun.error().message;
+  EXPECT_EQ(*begun, BeginVerdict::kRunning);
+
+  ASSERT_TRUE(backend.killClients());  // the group's connection (and the store's) closed
+  auto completed = backend.store().complete(first, "shop/h", "t1", success(), nullptr);
+  ASSERT_TRUE(completed.ok()) << completed.error().message;
+  EXPECT_EQ(completed->kind, CompleteVerdict::Kind::kSucceeded);
+  EXPECT_TRUE(completed->acked);
+  EXPECT_FALSE(backend.pending(first));
+
+  // And the group serves the next call itself again.
+  const std::string second = backend.deliver();
+  const std::uint64_t before = backend.groupCalls();
+  auto started = backend.store().start(second, startRequest(plan, {true}, "t2"));
+  ASSERT_TRUE(started.ok()) << started.error().message;
+  EXPECT_EQ(started->kind, StartVerdict::Kind::kRun);
+  EXPECT_EQ(backend.groupCalls(), before + 1);
+}
+
+// The *start* calls of many stores (a worker's pool threads) made while the group's pipeline is
+// in flight go in one pipeline; each store gets its own verdict and claim, and each invocation
+// then begins and completes through the same group.
+TEST(RedisLifecycleStoreGroup, StartsOfManyStoresInOnePipelineEachGetTheirOwnClaim) {
+  auto server = relay::testing::RedisServer::create();
+  ASSERT_TRUE(server.ok()) << server.error().message;
+  auto redis = (*server)->connect();
+  ASSERT_TRUE(redis->command({"XGROUP", "CREATE", "events", "relay", "0", "MKSTREAM"}).ok());
+  constexpr int kStores = 8;
+  std::vector<std::string> ids;
+  for (int i = 0; i < kStores; ++i) {
+    ids.emplace_back(*redis->command({"XADD", "events", "*", "event", "{}"})->string());
+  }
+  ASSERT_TRUE(
+      redis->command({"XREADGROUP", "GROUP", "relay", "w1", "STREAMS", "events", ">"}).ok());
+  SystemClock clock;
+  RedisStoreSettings settings;
+  settings.keys = StreamKeys{"events", "relay"};
+  settings.consumer = "w1";
+  settings.group =
+      std::make_shared<redis::GroupCommit>((*server)->endpoint(), redis::ConnectionSettings{});
+  std::vector<std::unique_ptr<RedisLifecycleStore>> stores;
+  for (int i = 0; i < kStores; ++i) {
+    stores.push_back(std::make_unique<RedisLifecycleStore>(settings, (*server)->endpoint(), clock));
+  }
+  redis::GroupCommit& group = *settings.group;
+  std::thread holder([&] { (void)group.call({"BLPOP", "gate", "10"}); });
+  ASSERT_TRUE(relay::testing::SpawnedProcess::waitUntil(
+      [&] {
+        auto clients = redis->command({"CLIENT", "LIST"});
+        return clients.ok() &&
+               std::string(*clients->string()).find("cmd=blpop") != std::string::npos;
+      },
+      std::chrono::seconds(10)));
+
+  const Plan plan{{planned("shop", "h")}};
+  std::vector<Result<StartVerdict>> starts(kStores, Error::internal("not called"));
+  std::vector<std::thread> threads;
+  for (int i = 0; i < kStores; ++i) {
+    threads.emplace_back([&, i] {
+      starts[i] = stores[i]->start(ids[i], startRequest(plan, {true}, "t" + std::to_string(i)));
+    });
+  }
+  ASSERT_TRUE(relay::testing::SpawnedProcess::waitUntil([&] { return group.waiting() == kStores; },
+                                                        std::chrono::seconds(10)));
+  ASSERT_TRUE(redis->command({"LPUSH", "gate", "open"}).ok());
+  holder.join();
+  for (std::thread& thread : threads) thread.join();
+  EXPECT_EQ(group.counts().pipelines, 2u);  // the BLPOP's, then every start in one
+  EXPECT_EQ(group.counts().calls, kStores + 1u);
+
+  threads.clear();
+  std::vector<Result<CompleteVerdict>> completes(kStores, Error::internal("not called"));
+  for (int i = 0; i < kStores; ++i) {
+    ASSERT_TRUE(starts[i].ok()) << starts[i].error().message;
+    EXPECT_EQ(starts[i]->kind, StartVerdict::Kind::kRun) << i;
+    EXPECT_EQ(starts[i]->attempt, 1) << i;
+    const auto state = redis->command({"HGET", settings.keys.state(ids[i]), "shop/h"});
+    const std::optional<Marker> marker = Marker::parse(std::string(*state->string()));
+    ASSERT_TRUE(marker) << i;
+    EXPECT_EQ(marker->token, "t" + std::to_string(i));
+    threads.emplace_back([&, i] {
+      const std::string token = "t" + std::to_string(i);
+      if (stores[i]->begin(ids[i], "shop/h", token).ok()) {
+        completes[i] = stores[i]->complete(ids[i], "shop/h", token, success(), nullptr);
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int i = 0; i < kStores; ++i) {
+    ASSERT_TRUE(completes[i].ok()) << i << ": " << completes[i].error().message;
+    EXPECT_EQ(completes[i]->kind, CompleteVerdict::Kind::kSucceeded) << i;
+    EXPECT_TRUE(completes[i]->acked) << i;
+  }
+  EXPECT_EQ(*redis->command({"XPENDING", "events", "relay"})->at(0)->integer(), 0);
+  EXPECT_EQ(group.counts().calls, 3u * kStores + 1u);  // every call went through the group
 }
 
 }  // namespace

@@ -40,6 +40,13 @@ std::unique_ptr<invocation::RedisLifecycleStore> PipelineTest::newStore(
   settings.keys = keys_;
   settings.consumer = consumer;
   settings.retention = retention_;
+  {
+    std::lock_guard lock(groups_mutex_);
+    std::shared_ptr<redis::GroupCommit>& group = groups_[consumer];
+    if (!group)
+      group = std::make_shared<redis::GroupCommit>(server().endpoint(), settings.connection);
+    settings.group = group;
+  }
   return std::make_unique<invocation::RedisLifecycleStore>(settings, server().endpoint(), clock_);
 }
 

@@ -2,6 +2,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "invocation/redis_lifecycle_store.h"
 #include "observability/logger.h"
 #include "observability/metrics.h"
+#include "redis/group_commit.h"
 #include "stream/consumer.h"
 #include "support/redis_server.h"
 
@@ -46,7 +48,9 @@ class PipelineTest : public relay::testing::RedisTest {
   std::unique_ptr<invocation::Lifecycle> replicaLifecycle(const std::string& consumer,
                                                           Clock* clock = nullptr,
                                                           invocation::Catalog* catalog = nullptr);
-  /// A store on its own connection, as every worker thread has.
+  /// A store as every worker thread has: its calls go through the group commit that every
+  /// store of `consumer` shares (one per worker), its own connection when the group cannot
+  /// answer.
   std::unique_ptr<invocation::RedisLifecycleStore> newStore(
       const std::string& consumer = "worker-1");
   /// Waits (real time, briefly) until a failed attempt's backoff has passed on Redis's clock.
@@ -101,6 +105,8 @@ class PipelineTest : public relay::testing::RedisTest {
   /// wait advances the clock instead, so the due poller and the reclaimer turn all the time.
   Clock* consumer_clock_ = nullptr;
   std::unique_ptr<Consumer> consumer_;
+  std::mutex groups_mutex_;  // newStore() runs on the consumer's threads too
+  std::map<std::string, std::shared_ptr<redis::GroupCommit>> groups_;  // by consumer
 };
 
 }  // namespace relay::stream::testing
