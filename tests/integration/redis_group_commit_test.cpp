@@ -46,9 +46,11 @@ TEST_F(RedisGroupCommit, ACallAloneIsSentAtOnce) {
 TEST_F(RedisGroupCommit, CallsMadeWhileAPipelineIsInFlightShareTheNextOneEachWithItsReply) {
   auto redis = server().connect();
   ASSERT_TRUE(redis->command({"SET", "text", "not a number"}).ok());
-  GroupCommit group(server().endpoint(), {});
+  ConnectionSettings patient;  // above the BLPOP: it holds the pipeline, never times out
+  patient.command_timeout = std::chrono::seconds(60);
+  GroupCommit group(server().endpoint(), patient);
   Result<Reply> held = Error{ErrorKind::kClosed, "not called"};
-  std::thread holder([&] { held = group.call({"BLPOP", "gate", "10"}); });
+  std::thread holder([&] { held = group.call({"BLPOP", "gate", "30"}); });
   ASSERT_TRUE(waitFor([&] { return blockedClients(*redis) == 1; }));
 
   constexpr int kCallers = 12;

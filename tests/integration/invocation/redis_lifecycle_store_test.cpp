@@ -269,14 +269,15 @@ TEST(RedisLifecycleStoreGroup, StartsOfManyStoresInOnePipelineEachGetTheirOwnCla
   RedisStoreSettings settings;
   settings.keys = StreamKeys{"events", "relay"};
   settings.consumer = "w1";
-  settings.group =
-      std::make_shared<redis::GroupCommit>((*server)->endpoint(), redis::ConnectionSettings{});
+  redis::ConnectionSettings patient;  // above the BLPOP below: it holds a pipeline
+  patient.command_timeout = std::chrono::seconds(60);
+  settings.group = std::make_shared<redis::GroupCommit>((*server)->endpoint(), patient);
   std::vector<std::unique_ptr<RedisLifecycleStore>> stores;
   for (int i = 0; i < kStores; ++i) {
     stores.push_back(std::make_unique<RedisLifecycleStore>(settings, (*server)->endpoint(), clock));
   }
   redis::GroupCommit& group = *settings.group;
-  std::thread holder([&] { (void)group.call({"BLPOP", "gate", "10"}); });
+  std::thread holder([&] { (void)group.call({"BLPOP", "gate", "30"}); });
   ASSERT_TRUE(relay::testing::SpawnedProcess::waitUntil(
       [&] {
         auto clients = redis->command({"CLIENT", "LIST"});

@@ -129,11 +129,9 @@ TEST_F(RelayStartOps, MetricsReflectAScriptedRun) {
   EXPECT_EQ(text.value("relay_missing_payload_total"), 0);
   EXPECT_EQ(text.value("relay_reclaimed_total"), 0);
   // Every lifecycle call went through the group commit: at least start, begin and complete of
-  // each of the three attempts, in at most as many pipelines.
+  // each of the three attempts.
   EXPECT_GE(text.value("relay_redis_pipelined_calls_total"), 9);
   EXPECT_GE(text.value("relay_redis_pipelines_total"), 1);
-  EXPECT_LE(text.value("relay_redis_pipelines_total"),
-            text.value("relay_redis_pipelined_calls_total"));
 
   EXPECT_EQ(get("/healthz").status, 200);
   const auto ready = get("/readyz");
