@@ -12,11 +12,15 @@ import re
 import shutil
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
-from deploylib import DOCKER, IMAGE, SOURCE, check, docker, finish, run, wait_for, write_app
+from deploylib import (DOCKER, IMAGE, SOURCE, check, docker, finish, free_port, run,
+                       sweep_earlier_runs, wait_for, write_app)
 
 PROJECT = f"relaycompose{os.getpid()}"
 EVENTS = 2000
+TOKEN = "compose-test-token"
 HANDLER = r"""#!/bin/sh
 # Fails the first attempt of events marked fail_once; otherwise reports the run.
 event=$(cat)
@@ -29,6 +33,21 @@ echo "done $RELAY_MESSAGE_ID attempt $RELAY_ATTEMPT"
 """
 
 
+def console_get(port, path, token=None):
+    """(status, body) of GET path from the console published on the host's loopback port, or
+    None while nothing answers there."""
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}")
+    if token:
+        request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urllib.request.urlopen(request, timeout=5) as reply:
+            return reply.status, reply.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+    except OSError:
+        return None
+
+
 def compose(*args, env, timeout=900, check_rc=True):
     return run(["docker-compose", "-p", PROJECT, "-f", str(SOURCE / "deploy" / "compose.yaml"),
                 *args], env=env, cwd=SOURCE / "deploy", timeout=timeout, check_rc=check_rc)
@@ -39,6 +58,9 @@ def redis_cli(env, *args):
 
 
 def main():
+    swept = sweep_earlier_runs()
+    if swept:
+        print(f"removed what killed runs of the deployment tests left: {swept}")
     redis_image = run(["bash", "-c", f"source {SOURCE}/scripts/lib/common.sh; "
                        f"source {SOURCE}/scripts/lib/dockerd.sh; "
                        f"source {SOURCE}/scripts/lib/rootfs.sh; relay_redis_image"]).stdout.strip()
@@ -47,8 +69,12 @@ def main():
     write_app(apps, "work",
               "runtime: exec\nevents:\n  - handler: bin/handle.sh\n    pattern: {kind: [job]}\n"
               "    retries: 2\n", {"bin/handle.sh": (HANDLER, 0o755)})
+    # The console on a free host port: 9465 may be another console's (a developer's, or a run
+    # of this test that was killed and whose services the daemon restarted).
+    console_port = free_port()
     env = dict(os.environ, RELAY_IMAGE=IMAGE, REDIS_IMAGE=redis_image, RELAY_APPS_DIR=apps,
-               RELAY_CONSOLE_TOKEN="compose-test-token", COMPOSE_INTERACTIVE_NO_CLI="1")
+               RELAY_CONSOLE_TOKEN=TOKEN, RELAY_CONSOLE_PORT=str(console_port),
+               COMPOSE_INTERACTIVE_NO_CLI="1")
     compose("down", "-v", "--remove-orphans", env=env, check_rc=False)
     try:
         started = time.monotonic()
@@ -60,6 +86,16 @@ def main():
               f"three workers started ({time.monotonic() - started:.0f} s after up)")
         check(wait_for(lambda: "console" in logs(f"{PROJECT}_console_1").lower(), 60, 1),
               "the console runs")
+        # Through the published port: the API refuses a request without the token and answers
+        # one with it from the compose project's Redis.
+        refused = wait_for(lambda: console_get(console_port, "/api/overview"), 60, 1)
+        check(refused and refused[0] == 401,
+              f"the console on 127.0.0.1:{console_port} refuses a request without the token: "
+              f"{refused}")
+        answered = console_get(console_port, "/api/overview", TOKEN)
+        overview = json.loads(answered[1]) if answered and answered[0] == 200 else {}
+        check(overview.get("stream", {}).get("name") == "events",
+              f"the console answers with the token: {answered and answered[1][:120]}")
         # PID 1 shed CAP_SYS_ADMIN (bit 21) before it started the worker: no relay process in
         # the container's user namespace holds it (the worker's cgroup view is a user namespace
         # of its own, where its capabilities count for nothing outside).

@@ -18,7 +18,7 @@ import os
 import time
 
 from deploylib import (IMAGE, Container, RedisServer, check, docker, finish, run_options,
-                       temp_dir, wait_for, without, write_app)
+                       sweep_earlier_runs, temp_dir, wait_for, without, write_app)
 
 HANDLER = "#!/bin/sh\necho ok\n"
 
@@ -44,6 +44,9 @@ def expect_fail(checks, name, fix_has, what):
 
 
 def main():
+    swept = sweep_earlier_runs()
+    if swept:
+        print(f"removed what killed runs of the deployment tests left: {swept}")
     documented = run_options()
     apps = temp_dir("relay-container-apps.")
     os.chmod(apps, 0o755)

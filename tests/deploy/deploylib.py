@@ -7,6 +7,7 @@ RELAY_SOURCE_DIR, RELAY_BUILD_DIR and RELAY_IMAGE (the image scripts/image built
 import atexit
 import os
 import pathlib
+import re
 import shutil
 import socket
 import subprocess
@@ -49,6 +50,51 @@ def run(argv, check_rc=True, timeout=600, **kwargs):
 
 def docker(*args, check_rc=True, timeout=600):
     return run([DOCKER, *args], check_rc=check_rc, timeout=timeout)
+
+
+# The names the deployment tests give what they create, each ending in the test's pid: the
+# containers of Container(...), systemd_unit_test.py's network and the docker-compose projects
+# of compose_test.py.
+_TEST_CONTAINER = re.compile(r"^relay-(?:package-test|image-timing|systemd-test)-(\d+)$")
+_TEST_NETWORK = re.compile(r"^relay-systemd-(\d+)$")
+_TEST_PROJECT = re.compile(r"^relaycompose(\d+)$")
+
+
+def _test_alive(pid):
+    """Whether pid is a deployment test still running (not merely a process with that pid)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as cmdline:
+            return b"_test.py" in cmdline.read()
+    except OSError:
+        return False
+
+
+def sweep_earlier_runs():
+    """Removes what deployment tests that were killed left in the daemon: their `finally` never
+    ran, and compose's services restart with the daemon (`restart: unless-stopped`), holding
+    the console's host port. Only names of tests whose pid no longer runs one are touched.
+    Returns the names removed."""
+    removed = []
+    for kind in ("container", "network", "volume"):
+        container = kind == "container"
+        listed = docker(kind, "ls", *(["-a"] if container else []), "--format",
+                        ("{{.Names}}" if container else "{{.Name}}") +
+                        '\t{{.Label "com.docker.compose.project"}}')
+        for line in listed.stdout.splitlines():
+            name, _, project = line.partition("\t")
+            own = (_TEST_CONTAINER if container else _TEST_NETWORK).match(name)
+            own = own or _TEST_PROJECT.match(project)
+            if own and not _test_alive(own.group(1)):
+                # Containers first: a network or volume in use cannot go.
+                docker(kind, "rm", *(["-f", "-v"] if container else []), name,
+                       check_rc=False)
+                removed.append(name)
+    # systemd_unit_test.py's image, tagged with its pid.
+    for tag in docker("images", "relay-systemd-test", "--format", "{{.Tag}}").stdout.split():
+        if tag.isdigit() and not _test_alive(tag):
+            docker("rmi", f"relay-systemd-test:{tag}", check_rc=False)
+            removed.append(f"relay-systemd-test:{tag}")
+    return removed
 
 
 def run_options():

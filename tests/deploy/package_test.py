@@ -10,7 +10,7 @@ import os
 import re
 
 from deploylib import (sandbox_uid, BUILD, SOURCE, Container, RedisServer, check, docker, finish, run,
-                       run_options, temp_dir, wait_for, without)
+                       run_options, sweep_earlier_runs, temp_dir, wait_for, without)
 
 # What apt and dpkg keep for themselves, and what a running container changes on its own.
 SNAPSHOT = ("find / -xdev \\( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp"
@@ -25,6 +25,9 @@ def base_image():
 
 
 def main():
+    swept = sweep_earlier_runs()
+    if swept:
+        print(f"removed what killed runs of the deployment tests left: {swept}")
     debs = temp_dir("relay-debs.")
     packages = run([f"{SOURCE}/scripts/package", "--build-dir", str(BUILD), "--out", debs]).stdout.split()
     relay_deb = next(p for p in packages if "/relay_" in p)

@@ -19,8 +19,8 @@ import os
 import re
 import time
 
-from deploylib import (sandbox_uid, BUILD, DOCKER, SOURCE, Container, check, docker, finish, run, temp_dir,
-                       wait_for)
+from deploylib import (sandbox_uid, BUILD, DOCKER, SOURCE, Container, check, docker, finish, run,
+                       sweep_earlier_runs, temp_dir, wait_for)
 
 IMAGE_DOCKERFILE = """FROM {base}
 COPY relay_*.deb /tmp/relay/
@@ -50,6 +50,9 @@ def monotonic_us(box, unit, prop):
 
 
 def main():
+    swept = sweep_earlier_runs()
+    if swept:
+        print(f"removed what killed runs of the deployment tests left: {swept}")
     context = temp_dir("relay-systemd-image.")
     run([f"{SOURCE}/scripts/package", "--build-dir", str(BUILD), "--out", context])
     with open(f"{context}/Dockerfile", "w") as dockerfile:
