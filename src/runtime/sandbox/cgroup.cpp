@@ -206,26 +206,27 @@ Result<std::unique_ptr<CgroupManager>> CgroupManager::create(CgroupLayout layout
   std::unique_ptr<CgroupManager> manager(new CgroupManager(
       std::move(layout), clock, static_cast<std::size_t>(std::max(cpu_slots, 1))));
   const std::vector<fs::path> bases = manager->baseDirs();
-  std::vector<std::string> names;
   for (const fs::path& base : bases) {
     std::error_code ec;
     fs::create_directories(base, ec);
     if (ec)
       return Error::unavailable("cannot create cgroup " + base.string() + ": " + ec.message());
-    for (const auto& entry : fs::directory_iterator(base, ec)) {
-      const std::string name = entry.path().filename().string();
-      if (entry.is_directory() && name.rfind("inv-", 0) == 0 &&
-          std::find(names.begin(), names.end(), name) == names.end()) {
-        names.push_back(name);
-      }
-    }
   }
   // Invocation cgroups of a Relay that died without cleaning up: nobody holds their lock (on
   // the first base's directory). Another live Relay sharing the base, whatever its pid
-  // namespace, holds the locks of its own and is left alone.
+  // namespace, holds the locks of its own and is left alone. Only the first base's names are
+  // judged: on v1 another Relay may share our pids and cpu bases but not our memory one (it
+  // has a memory cgroup of its own), and its locks are where we cannot see them; a name we
+  // find in those bases alone is never ours to kill (docs/runtimes.md "sandbox").
+  std::vector<std::string> names;
+  std::error_code listed;
+  for (const auto& entry : fs::directory_iterator(bases.front(), listed)) {
+    const std::string name = entry.path().filename().string();
+    if (entry.is_directory() && name.rfind("inv-", 0) == 0) names.push_back(name);
+  }
   for (const std::string& name : names) {
     const UniqueFd held = lockDirectory(bases.front() / name);
-    if (!held.valid() && fs::exists(bases.front() / name)) continue;
+    if (!held.valid()) continue;  // held by a live Relay, or removed by its owner meanwhile
     bool removed = true;
     for (const fs::path& base : bases)
       removed = killAndRemove(base / name, manager->clock_) && removed;

@@ -16,6 +16,7 @@
 #include <iterator>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <gtest/gtest.h>
 
@@ -343,19 +344,22 @@ TEST_F(SandboxIsolation, TimeoutLeavesNoProcessAndNoCgroupBehind) {
 TEST_F(SandboxIsolation, StaleCgroupsOfACrashedRelayAreReapedAtStart) {
   const CgroupLayout& layout = runtime_->cgroups()->layout();
   ASSERT_EQ(layout.version, CgroupVersion::kV1) << "this machine has a v1 layout";
-  const auto stale = layout.pids / "inv-0-stale";
-  std::filesystem::create_directories(stale);
+  // What a crashed Relay leaves: its invocation's directory in each controller's base, a
+  // handler still inside, and no lock on the memory one (the kernel dropped it with the Relay).
+  const std::vector<std::filesystem::path> stale = {
+      layout.memory / "inv-0-stale", layout.pids / "inv-0-stale", layout.cpu / "inv-0-stale"};
+  for (const auto& dir : stale) std::filesystem::create_directories(dir);
   const pid_t sleeper = ::fork();
   if (sleeper == 0) {
     ::execl("/bin/sleep", "sleep", "300", nullptr);
     ::_exit(127);
   }
-  std::ofstream(stale / "cgroup.procs") << sleeper;
+  for (const auto& dir : stale) std::ofstream(dir / "cgroup.procs") << sleeper;
   auto fresh = SandboxRuntime::create(clock_, sandboxTestSettings());
   // At least this one: a test running beside it may lose a cgroup it had just made and not yet
   // locked to this reaper (it then makes another: CgroupManager::make).
   EXPECT_GE(fresh->cgroups()->reapedAtStart(), 1);
-  EXPECT_FALSE(std::filesystem::exists(stale));
+  for (const auto& dir : stale) EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
   int status = 0;
   ASSERT_EQ(::waitpid(sleeper, &status, 0), sleeper);
   EXPECT_TRUE(WIFSIGNALED(status));

@@ -1,7 +1,10 @@
 #include "runtime/sandbox/cgroup.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -181,6 +184,51 @@ TEST(CgroupManager, ACgroupNobodyHoldsIsReapedEvenWhenItsPidIsAlive) {
   ASSERT_TRUE(manager.ok()) << manager.error().message;
   EXPECT_EQ((*manager)->reapedAtStart(), 1);
   EXPECT_FALSE(fs::exists(left));
+}
+
+// v1: two Relays whose memory cgroups differ (a test's memory limit, a host that delegates
+// only memory per service) share the pids and cpu bases. The one starting now cannot see the
+// other's locks (they are on memory directories it does not have) and must not take its names
+// in the shared bases for a crashed Relay's: that killed a live handler's sandbox (SIGKILL
+// before it started) and removed its prepared cgroups from under it.
+TEST(CgroupManager, V1ARelayWithAnotherMemoryCgroupLeavesTheSharedBasesAlone) {
+  testing::TempDir dir;
+  testing::FakeClock clock;
+  CgroupLayout theirs = v1Layout(dir);
+  theirs.memory = dir.path() / "memory/theirs/relay";
+  CgroupLayout ours = v1Layout(dir);
+  ours.memory = dir.path() / "memory/ours/relay";
+  auto them = CgroupManager::create(theirs, clock);
+  ASSERT_TRUE(them.ok()) << them.error().message;
+  auto running = (*them)->createInvocation(Resources{});
+  ASSERT_TRUE(running.ok()) << running.error().message;
+  (*them)->prepare(Resources{});
+  // A process in their invocation's pids cgroup (its process list, as the kernel keeps it).
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::pause();
+    ::_exit(0);
+  }
+  const fs::path pids_dir = fs::path((*running)->procsFiles()[1]).parent_path();
+  std::ofstream(pids_dir / "cgroup.procs") << child << "\n";
+  std::vector<fs::path> shared;
+  for (const fs::path& base : {theirs.pids, theirs.cpu}) {
+    for (const auto& entry : fs::directory_iterator(base)) {
+      if (entry.path().filename().string().rfind("inv-", 0) == 0) shared.push_back(entry.path());
+    }
+  }
+  ASSERT_EQ(shared.size(), 4u);  // the running and the prepared cgroup, in pids and in cpu
+
+  auto us = CgroupManager::create(ours, clock);
+  ASSERT_TRUE(us.ok()) << us.error().message;
+  EXPECT_EQ((*us)->reapedAtStart(), 0);
+  int status = 0;
+  EXPECT_EQ(::waitpid(child, &status, WNOHANG), 0) << "their handler was killed";
+  for (const fs::path& path : shared) EXPECT_TRUE(fs::exists(path)) << path;
+  ::kill(child, SIGKILL);
+  ::waitpid(child, &status, 0);
+  std::ofstream(pids_dir / "cgroup.procs", std::ios::trunc).flush();
 }
 
 TEST(CgroupManager, EveryCgroupIsHeldWhileItsOwnerLives) {
