@@ -142,10 +142,18 @@ RedisLifecycleStore::~RedisLifecycleStore() = default;
 
 Reply RedisLifecycleStore::eval(const redis::Script& script, const std::vector<std::string>& keys,
                                 const std::vector<std::string>& args) {
-  if (settings_.group) {
-    Reply reply = settings_.group->call(evalsha(script, keys, args));
-    if (!runAgainAlone(reply)) return reply;
-  }
+  if (!settings_.group) return evalAlone(script, keys, args);
+  Reply reply = settings_.group->call(evalsha(script, keys, args));
+  if (!runAgainAlone(reply)) return reply;
+  reply = evalAlone(script, keys, args);
+  // The group carries the next call: no connection of this store's own stays open for it.
+  connection_.reset();
+  return reply;
+}
+
+Reply RedisLifecycleStore::evalAlone(const redis::Script& script,
+                                     const std::vector<std::string>& keys,
+                                     const std::vector<std::string>& args) {
   redis::Backoff backoff(settings_.retry_wait);
   for (int attempt = 0;; ++attempt) {
     auto connected = redis::reconnect(connection_, endpoint_, settings_.connection);

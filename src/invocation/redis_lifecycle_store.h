@@ -35,7 +35,8 @@ struct RedisStoreSettings {
   /// Where the calls go first when set: one pipeline with the calls of every other store
   /// sharing it (a worker's pool threads), one round trip for all (docs/pipeline.md "Group
   /// commit"). A call it cannot answer (transport, NOSCRIPT, failover) runs again alone on the
-  /// store's own connection. Null: every call on the store's own connection.
+  /// store's own connection, closed again once it answered; settle() always uses that
+  /// connection. Null: every call on the store's own connection.
   std::shared_ptr<redis::GroupCommit> group;
 };
 
@@ -76,11 +77,16 @@ class RedisLifecycleStore final : public LifecycleStore {
   const RedisStoreSettings& settings() const { return settings_; }
 
  private:
-  /// Runs `script` (through the group first), reconnecting and repeating it after a transport
-  /// error.
+  /// Runs `script` through the group when there is one, else (and when the group could not
+  /// answer: transport, NOSCRIPT, failover) through evalAlone().
   redis::Result<redis::Reply> eval(const redis::Script& script,
                                    const std::vector<std::string>& keys,
                                    const std::vector<std::string>& args);
+  /// Runs `script` on this store's own connection, reconnecting and repeating it after a
+  /// transport error.
+  redis::Result<redis::Reply> evalAlone(const redis::Script& script,
+                                        const std::vector<std::string>& keys,
+                                        const std::vector<std::string>& args);
 
   /// Messages to acknowledge in one *acknowledge* call: id and obsolete-occurrence.
   using AckBatch = std::vector<std::pair<std::string_view, bool>>;

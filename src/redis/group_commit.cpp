@@ -4,9 +4,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "redis/reconnect.h"
@@ -41,8 +44,9 @@ struct GroupCommit::Call {
   Wakeup woken;                        // with its reply, or to send the next pipeline
 };
 
-GroupCommit::GroupCommit(Endpoint endpoint, ConnectionSettings settings)
-    : endpoint_(std::move(endpoint)), settings_(std::move(settings)) {}
+GroupCommit::GroupCommit(Endpoint endpoint, ConnectionSettings settings, Clock& clock,
+                         std::chrono::milliseconds rest)
+    : endpoint_(std::move(endpoint)), settings_(std::move(settings)), clock_(clock), rest_(rest) {}
 
 GroupCommit::~GroupCommit() = default;
 
@@ -68,19 +72,40 @@ Result<Reply> GroupCommit::call(std::vector<std::string> command) {
     lock.lock();  // woken to send: this call is still waiting, the first of the next pipeline
   }
   sending_ = true;
+  return sendWaiting(mine, lock);
+}
+
+Result<Reply> GroupCommit::sendWaiting(Call& mine, std::unique_lock<std::mutex>& lock) {
   std::vector<Call*> batch;
   batch.swap(waiting_);
-  lock.unlock();
-
-  std::vector<Result<Reply>> replies = send(batch);
-
-  lock.lock();
-  ++counts_.pipelines;
-  counts_.calls += batch.size();
-  // Whoever arrived during the round trip waits for a sender: the first of them sends next.
+  std::vector<Result<Reply>> replies;
+  const MonoTime now = clock_.monotonicNow();
+  if (failed_at_ && now - *failed_at_ < rest_) {
+    const auto ago = std::chrono::duration_cast<std::chrono::milliseconds>(now - *failed_at_);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      replies.emplace_back(Error{ErrorKind::kClosed, "not sent: the shared connection failed " +
+                                                         std::to_string(ago.count()) + " ms ago"});
+    }
+  } else {
+    lock.unlock();
+    replies = send(batch);
+    lock.lock();
+    ++counts_.pipelines;
+    counts_.calls += batch.size();
+    const bool lost = std::any_of(replies.begin(), replies.end(), [](const Result<Reply>& reply) {
+      return !reply.ok() && reply.error().kind != ErrorKind::kReply;
+    });
+    if (lost) {
+      failed_at_ = clock_.monotonicNow();
+    } else {
+      failed_at_.reset();
+    }
+  }
+  // Whoever arrived meanwhile waits for a sender: the first of them sends next, woken first.
   Call* next = waiting_.empty() ? nullptr : waiting_.front();
   sending_ = next != nullptr;
   lock.unlock();
+  if (next) next->woken.wake();
   std::optional<Result<Reply>> own;
   for (std::size_t i = 0; i < batch.size(); ++i) {
     if (batch[i] == &mine) {
@@ -90,23 +115,31 @@ Result<Reply> GroupCommit::call(std::vector<std::string> command) {
     batch[i]->reply = std::move(replies[i]);
     batch[i]->woken.wake();
   }
-  if (next) next->woken.wake();
   return std::move(*own);
 }
 
-std::vector<Result<Reply>> GroupCommit::send(std::vector<Call*>& batch) {
-  std::vector<std::vector<std::string>> commands;
-  commands.reserve(batch.size());
-  for (Call* call : batch) commands.push_back(std::move(call->command));
-  Status connected = reconnect(connection_, endpoint_, settings_);
-  if (connected.ok()) {
-    auto sent = connection_->pipeline(commands);
-    if (sent.ok()) return std::move(sent).value();
-    connected = sent.error();
+std::vector<Result<Reply>> GroupCommit::send(std::vector<Call*>& batch) noexcept {
+  Error failure{ErrorKind::kClosed, "not sent"};
+  try {
+    std::vector<std::vector<std::string>> commands;
+    commands.reserve(batch.size());
+    for (Call* call : batch) commands.push_back(std::move(call->command));
+    Status connected = reconnect(connection_, endpoint_, settings_);
+    if (connected.ok()) {
+      auto sent = connection_->pipeline(commands);
+      if (sent.ok()) return std::move(sent).value();
+      failure = sent.error();
+    } else {
+      // Whatever stopped the connection (a refused login among them) is the transport's, not a
+      // reply to the caller's command.
+      failure = Error{ErrorKind::kClosed, "no connection: " + connected.error().message};
+    }
+  } catch (const std::exception& error) {
+    connection_.reset();
+    failure = Error{ErrorKind::kClosed, std::string("not sent: ") + error.what()};
   }
   std::vector<Result<Reply>> failed;
-  failed.reserve(batch.size());
-  for (std::size_t i = 0; i < batch.size(); ++i) failed.emplace_back(connected.error());
+  for (std::size_t i = 0; i < batch.size(); ++i) failed.emplace_back(failure);
   return failed;
 }
 

@@ -156,7 +156,7 @@ Result<std::unique_ptr<Worker>> Worker::create(const config::WorkerConfig& confi
   store.retention = config.invocation_retention;
   // Every store of this worker (the pool threads', the reader's, the renewer's) sends its calls
   // through one group commit: the calls ready together share one round trip.
-  store.group = std::make_shared<redis::GroupCommit>(config.redis, store.connection);
+  store.group = std::make_shared<redis::GroupCommit>(config.redis, store.connection, clock);
   w.group_ = store.group;
   w.limiter_ = std::make_unique<invocation::ConcurrencyLimiter>(config.max_concurrency);
   w.publications_ = std::make_unique<catalog::RedisPublicationCheck>(config.redis, config.stream);

@@ -6,11 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/system_clock.h"
+#include "fakes/fake_clock.h"
 #include "support/redis_server.h"
 #include "support/spawned_process.h"
 
@@ -19,6 +22,13 @@ namespace {
 
 using testing::RedisTest;
 using RedisGroupCommit = RedisTest;
+
+// A command timeout above the BLPOPs below: they hold a pipeline, never time out.
+ConnectionSettings patient() {
+  ConnectionSettings settings;
+  settings.command_timeout = std::chrono::seconds(60);
+  return settings;
+}
 
 bool waitFor(const std::function<bool()>& condition) {
   return relay::testing::SpawnedProcess::waitUntil(condition, std::chrono::seconds(10));
@@ -33,7 +43,8 @@ long long blockedClients(Connection& redis) {
 }
 
 TEST_F(RedisGroupCommit, ACallAloneIsSentAtOnce) {
-  GroupCommit group(server().endpoint(), {});
+  SystemClock clock;
+  GroupCommit group(server().endpoint(), {}, clock);
   auto reply = group.call({"ECHO", "alone"});
   ASSERT_TRUE(reply.ok()) << reply.error().message;
   EXPECT_EQ(*reply->string(), "alone");
@@ -46,9 +57,8 @@ TEST_F(RedisGroupCommit, ACallAloneIsSentAtOnce) {
 TEST_F(RedisGroupCommit, CallsMadeWhileAPipelineIsInFlightShareTheNextOneEachWithItsReply) {
   auto redis = server().connect();
   ASSERT_TRUE(redis->command({"SET", "text", "not a number"}).ok());
-  ConnectionSettings patient;  // above the BLPOP: it holds the pipeline, never times out
-  patient.command_timeout = std::chrono::seconds(60);
-  GroupCommit group(server().endpoint(), patient);
+  SystemClock clock;
+  GroupCommit group(server().endpoint(), patient(), clock);
   Result<Reply> held = Error{ErrorKind::kClosed, "not called"};
   std::thread holder([&] { held = group.call({"BLPOP", "gate", "30"}); });
   ASSERT_TRUE(waitFor([&] { return blockedClients(*redis) == 1; }));
@@ -84,9 +94,34 @@ TEST_F(RedisGroupCommit, CallsMadeWhileAPipelineIsInFlightShareTheNextOneEachWit
   EXPECT_EQ(group.waiting(), 0u);
 }
 
+// Many threads calling at once, in and out of pipelines of every size: each call gets its own
+// reply, none is lost or answered twice.
+TEST_F(RedisGroupCommit, EveryCallOfManyThreadsGetsItsOwnReply) {
+  SystemClock clock;
+  GroupCommit group(server().endpoint(), {}, clock);
+  constexpr int kThreads = 8;
+  constexpr int kCalls = 300;
+  std::vector<int> wrong(kThreads, 0);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i) {
+        const std::string payload = std::to_string(t) + ":" + std::to_string(i);
+        auto reply = group.call({"ECHO", payload});
+        if (!reply.ok() || *reply->string() != payload) ++wrong[t];
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int t = 0; t < kThreads; ++t) EXPECT_EQ(wrong[t], 0) << "thread " << t;
+  EXPECT_EQ(group.counts().calls, std::uint64_t{kThreads * kCalls});
+  EXPECT_EQ(group.waiting(), 0u);
+}
+
 TEST_F(RedisGroupCommit, AKilledConnectionFailsItsCallAndTheNextCallConnectsAgain) {
   auto redis = server().connect();
-  GroupCommit group(server().endpoint(), {});
+  SystemClock clock;
+  GroupCommit group(server().endpoint(), {}, clock, std::chrono::milliseconds(0));
   ASSERT_TRUE(group.call({"PING"}).ok());
   ASSERT_TRUE(redis->command({"CLIENT", "KILL", "TYPE", "normal", "SKIPME", "yes"}).ok());
   auto lost = group.call({"ECHO", "lost"});
@@ -97,14 +132,36 @@ TEST_F(RedisGroupCommit, AKilledConnectionFailsItsCallAndTheNextCallConnectsAgai
   EXPECT_EQ(*again->string(), "again");
 }
 
-TEST_F(RedisGroupCommit, AServerGoneFailsTheCallAndOneBackAnswersTheNext) {
-  GroupCommit group(server().endpoint(), {});
+// After a transport failure the group rests: calls fail at once, unsent, so that nobody queues
+// behind a dead connection; a connection that cannot be made is kClosed (never a reply to the
+// caller's command); after the rest the next call connects again.
+TEST_F(RedisGroupCommit, AfterATransportFailureCallsFailAtOnceUntilTheRestIsOver) {
+  relay::testing::FakeClock clock;
+  GroupCommit group(server().endpoint(), {}, clock, std::chrono::seconds(1));
   ASSERT_TRUE(group.call({"PING"}).ok());
   ASSERT_TRUE(server().stop().ok());
   auto gone = group.call({"PING"});
   ASSERT_FALSE(gone.ok());
   EXPECT_NE(gone.error().kind, ErrorKind::kReply);
+  EXPECT_EQ(group.counts().pipelines, 2u);
+
+  auto resting = group.call({"PING"});
+  ASSERT_FALSE(resting.ok());
+  EXPECT_EQ(resting.error().kind, ErrorKind::kClosed);
+  EXPECT_NE(resting.error().message.find("not sent"), std::string::npos) << resting.error().message;
+  EXPECT_EQ(group.counts().pipelines, 2u);  // nothing was tried
+
+  clock.advance(std::chrono::seconds(1));
+  auto refused = group.call({"PING"});  // tried: nobody listens
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().kind, ErrorKind::kClosed);
+  EXPECT_NE(refused.error().message.find("no connection"), std::string::npos)
+      << refused.error().message;
+  EXPECT_EQ(group.counts().pipelines, 3u);
+
   ASSERT_TRUE(server().start().ok());
+  EXPECT_FALSE(group.call({"PING"}).ok());  // still resting after the refusal
+  clock.advance(std::chrono::seconds(1));
   auto back = group.call({"ECHO", "back"});
   ASSERT_TRUE(back.ok()) << back.error().message;
   EXPECT_EQ(*back->string(), "back");

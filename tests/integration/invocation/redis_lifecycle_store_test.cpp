@@ -34,8 +34,9 @@ class RedisBackend {
     settings.consumer = "w1";
     settings.retention = std::chrono::hours(1);
     if (grouped)
-      settings.group =
-          std::make_shared<redis::GroupCommit>(server_->endpoint(), redis::ConnectionSettings{});
+      settings.group = std::make_shared<redis::GroupCommit>(
+          server_->endpoint(), redis::ConnectionSettings{}, clock_,
+          std::chrono::milliseconds(0));  // no rest after a failure
     store_ = std::make_unique<RedisLifecycleStore>(settings, server_->endpoint(), clock_);
   }
   // The calls the group sent so far; zero without one.
@@ -271,7 +272,7 @@ TEST(RedisLifecycleStoreGroup, StartsOfManyStoresInOnePipelineEachGetTheirOwnCla
   settings.consumer = "w1";
   redis::ConnectionSettings patient;  // above the BLPOP below: it holds a pipeline
   patient.command_timeout = std::chrono::seconds(60);
-  settings.group = std::make_shared<redis::GroupCommit>((*server)->endpoint(), patient);
+  settings.group = std::make_shared<redis::GroupCommit>((*server)->endpoint(), patient, clock);
   std::vector<std::unique_ptr<RedisLifecycleStore>> stores;
   for (int i = 0; i < kStores; ++i) {
     stores.push_back(std::make_unique<RedisLifecycleStore>(settings, (*server)->endpoint(), clock));

@@ -17,7 +17,9 @@ events:
     retries: 0
 )";
 
-class LostReply : public PipelineTest {
+// With GetParam(): the proxied store sends its calls through a group commit on the same proxy,
+// as a worker's do; the reply lost is then the group's, and the call runs again alone.
+class LostReply : public PipelineTest, public ::testing::WithParamInterface<bool> {
  protected:
   void SetUp() override {
     PipelineTest::SetUp();
@@ -34,6 +36,10 @@ class LostReply : public PipelineTest {
     invocation::RedisStoreSettings settings;
     settings.keys = keys_;
     settings.consumer = "worker-1";
+    if (GetParam()) {
+      settings.group = std::make_shared<redis::GroupCommit>(proxy_->endpoint(), settings.connection,
+                                                            real_clock_);
+    }
     proxied_ =
         std::make_unique<invocation::RedisLifecycleStore>(settings, proxy_->endpoint(), clock_);
     ASSERT_TRUE(proxied_->acknowledge("0-1").ok());  // its connection, through the proxy
@@ -49,7 +55,7 @@ class LostReply : public PipelineTest {
   std::atomic<bool> stopping_{false};
 };
 
-TEST_F(LostReply, AClaimWhoseReplyWasLostRunsTheHandlerOnceAsAttemptOne) {
+TEST_P(LostReply, AClaimWhoseReplyWasLostRunsTheHandlerOnceAsAttemptOne) {
   const std::string id = xadd(R"({"kind":"order"})");
   proxy_->dropNextReply();  // the reply to the claim
   EXPECT_EQ(deliver(id), invocation::Delivery::kAcked);
@@ -60,7 +66,7 @@ TEST_F(LostReply, AClaimWhoseReplyWasLostRunsTheHandlerOnceAsAttemptOne) {
   EXPECT_TRUE(dlqEntries().empty());
 }
 
-TEST_F(LostReply, AnOutcomeWhoseReplyWasLostIsRecordedOnceAndNeverRunAgain) {
+TEST_P(LostReply, AnOutcomeWhoseReplyWasLostIsRecordedOnceAndNeverRunAgain) {
   runtime_.block("shop/bin/a.sh");
   const std::string id = xadd(R"({"kind":"order"})");
   std::thread worker([&] { EXPECT_EQ(deliver(id), invocation::Delivery::kAcked); });
@@ -76,7 +82,7 @@ TEST_F(LostReply, AnOutcomeWhoseReplyWasLostIsRecordedOnceAndNeverRunAgain) {
             "1");  // counted once
 }
 
-TEST_F(LostReply, ALostLastFailureWritesOneDlqEntry) {
+TEST_P(LostReply, ALostLastFailureWritesOneDlqEntry) {
   runtime_.failAlways("shop/bin/a.sh", "exit 3");
   runtime_.block("shop/bin/a.sh");
   const std::string id = xadd(R"({"kind":"order"})");
@@ -89,7 +95,7 @@ TEST_F(LostReply, ALostLastFailureWritesOneDlqEntry) {
   EXPECT_EQ(pendingCount(), 0);
 }
 
-TEST_F(LostReply, ABlipLongerThanTheRetriesNeverDeadLettersAnInvocationThatNeverRan) {
+TEST_P(LostReply, ABlipLongerThanTheRetriesNeverDeadLettersAnInvocationThatNeverRan) {
   const std::string id = xadd(R"({"kind":"order"})");
   proxy_->dropNextReply();
   proxy_->setRefusing(true);  // Redis unreachable from this worker for a while
@@ -107,6 +113,11 @@ TEST_F(LostReply, ABlipLongerThanTheRetriesNeverDeadLettersAnInvocationThatNever
   EXPECT_TRUE(dlqEntries().empty());
   EXPECT_EQ(pendingCount(), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(Store, LostReply, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "ThroughAGroupCommit" : "Alone";
+                         });
 
 }  // namespace
 }  // namespace relay::stream::testing

@@ -44,7 +44,8 @@ std::unique_ptr<invocation::RedisLifecycleStore> PipelineTest::newStore(
     std::lock_guard lock(groups_mutex_);
     std::shared_ptr<redis::GroupCommit>& group = groups_[consumer];
     if (!group)
-      group = std::make_shared<redis::GroupCommit>(server().endpoint(), settings.connection);
+      group = std::make_shared<redis::GroupCommit>(server().endpoint(), settings.connection,
+                                                   real_clock_);
     settings.group = group;
   }
   return std::make_unique<invocation::RedisLifecycleStore>(settings, server().endpoint(), clock_);
