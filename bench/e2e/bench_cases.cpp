@@ -88,6 +88,16 @@ bool awaitReading(const std::vector<std::unique_ptr<WorkerProcess>>& workers,
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
+  // An app the worker cannot run (a runtime unavailable here: no bwrap, a relay copied without
+  // relay-launcher beside it) leaves every message pending: a drain would wait its whole
+  // deadline for nothing. The worker logged each app's availability before it read.
+  for (const auto& worker : workers) {
+    const std::string log = worker->logTail(1 << 16);
+    if (log.find("available=false") != std::string::npos) {
+      error = "an app of the bench is unavailable to the worker: " + worker->logTail();
+      return false;
+    }
+  }
   return true;
 }
 

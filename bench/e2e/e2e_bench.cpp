@@ -399,26 +399,34 @@ int main(int argc, char** argv) {
     if (!matched_run.error.empty()) failed("matched, proxied", matched_run.error);
     printRedis("matched message, one handler", matched_run);
     const DrainResult cpu = workerDrain(context, "process", kMatchedEvent, matched, false);
-    if (!cpu.error.empty()) failed("cpu", cpu.error);
-    // In µs: a change of a Redis round trip or two per invocation is below 0.1 ms.
-    row("worker CPU per invocation, process runtime", cpu.cpu_self_ms * 1000, "us", -1, "");
-    row("  its handlers' CPU per invocation", cpu.cpu_children_ms * 1000, "us", -1, "");
-    row("  redis-server CPU per invocation", cpu.redis_cpu_ms * 1000, "us", -1, "");
-    // Hand-offs (docs/benchmarks.md "Where a matched invocation's time goes"): every context
-    // switch of the machine in the window, against the bare spawn loop's per spawn.
-    const long long before = machineSwitches();
-    const double bare_rate = bareSpawnRate(bare_process, context.concurrency, int(matched));
-    const double bare_switches =
-        static_cast<double>(machineSwitches() - before) / static_cast<double>(matched);
-    if (bare_rate > 0) {
-      row("context switches per bare spawn (posix_spawn loop)", bare_switches, "", 1.0, "baseline");
-      row("context switches per invocation, process runtime", cpu.switches, "",
-          cpu.switches / bare_switches, "");
+    if (!cpu.error.empty()) {
+      failed("cpu, process runtime", cpu.error);
+    } else {
+      // In µs: a change of a Redis round trip or two per invocation is below 0.1 ms.
+      row("worker CPU per invocation, process runtime", cpu.cpu_self_ms * 1000, "us", -1, "");
+      row("  its handlers' CPU per invocation", cpu.cpu_children_ms * 1000, "us", -1, "");
+      row("  redis-server CPU per invocation", cpu.redis_cpu_ms * 1000, "us", -1, "");
+      // Hand-offs (docs/benchmarks.md "Where a matched invocation's time goes"): every context
+      // switch of the machine in the window, against the bare spawn loop's per spawn.
+      const long long before = machineSwitches();
+      const double bare_rate = bareSpawnRate(bare_process, context.concurrency, int(matched));
+      const double bare_switches =
+          static_cast<double>(machineSwitches() - before) / static_cast<double>(matched);
+      if (bare_rate > 0) {
+        row("context switches per bare spawn (posix_spawn loop)", bare_switches, "", 1.0,
+            "baseline");
+        row("context switches per invocation, process runtime", cpu.switches, "",
+            cpu.switches / bare_switches, "");
+      }
     }
     const DrainResult sandbox_cpu = workerDrain(context, "sandbox", kMatchedEvent, matched, false);
-    if (!sandbox_cpu.error.empty()) failed("cpu", sandbox_cpu.error);
-    row("worker CPU per invocation, sandbox runtime", sandbox_cpu.cpu_self_ms * 1000, "us", -1, "");
-    row("  its sandboxes' CPU per invocation", sandbox_cpu.cpu_children_ms * 1000, "us", -1, "");
+    if (!sandbox_cpu.error.empty()) {
+      failed("cpu, sandbox runtime", sandbox_cpu.error);
+    } else {
+      row("worker CPU per invocation, sandbox runtime", sandbox_cpu.cpu_self_ms * 1000, "us", -1,
+          "");
+      row("  its sandboxes' CPU per invocation", sandbox_cpu.cpu_children_ms * 1000, "us", -1, "");
+    }
   }
   std::filesystem::remove_all(context.root);
   return failures == 0 ? 0 : 1;
