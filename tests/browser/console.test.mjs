@@ -258,6 +258,10 @@ describe('relay console', { timeout: 240000 }, () => {
       return flow && /1 deduplicated/.test(flow.textContent);
     }, { timeout: 15000 });
     assert.match(await text(overview, '#stat-flow'), /^Flow control1deferred/);
+    // The chart's totals are drawn apart from the stat tiles: wait for them too.
+    await overview.waitForFunction(
+      () => /1 deferred/.test(document.querySelector('#window-totals')?.textContent || ''),
+      { timeout: 15000 });
     assert.match(await text(overview, '#window-totals'), /1 deferred, 1 deduplicated, 0 superseded/);
     await overview.browserContext().close();
   });
