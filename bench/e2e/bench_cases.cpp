@@ -93,8 +93,13 @@ bool awaitReading(const std::vector<std::unique_ptr<WorkerProcess>>& workers,
   // deadline for nothing. The worker logged each app's availability before it read.
   for (const auto& worker : workers) {
     const std::string log = worker->logTail(1 << 16);
-    if (log.find("available=false") != std::string::npos) {
-      error = "an app of the bench is unavailable to the worker: " + worker->logTail();
+    const auto unavailable = log.find("available=false");
+    if (unavailable != std::string::npos) {
+      const auto newline = log.rfind('\n', unavailable);
+      const auto from = newline == std::string::npos ? 0 : newline + 1;
+      const auto end = log.find('\n', unavailable);
+      error = "an app of the bench is unavailable to the worker: " +
+              log.substr(from, end == std::string::npos ? std::string::npos : end - from);
       return false;
     }
   }

@@ -73,7 +73,7 @@ def sweep_earlier_runs():
     """Removes what deployment tests that were killed left in the daemon: their `finally` never
     ran, and compose's services restart with the daemon (`restart: unless-stopped`), holding
     the console's host port. Only names of tests whose pid no longer runs one are touched.
-    Returns the names removed."""
+    Prints and returns the names removed."""
     removed = []
     for kind in ("container", "network", "volume"):
         container = kind == "container"
@@ -94,6 +94,8 @@ def sweep_earlier_runs():
         if tag.isdigit() and not _test_alive(tag):
             docker("rmi", f"relay-systemd-test:{tag}", check_rc=False)
             removed.append(f"relay-systemd-test:{tag}")
+    if removed:
+        print(f"removed what killed runs of the deployment tests left: {removed}", flush=True)
     return removed
 
 

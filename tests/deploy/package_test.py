@@ -25,9 +25,7 @@ def base_image():
 
 
 def main():
-    swept = sweep_earlier_runs()
-    if swept:
-        print(f"removed what killed runs of the deployment tests left: {swept}")
+    sweep_earlier_runs()
     debs = temp_dir("relay-debs.")
     packages = run([f"{SOURCE}/scripts/package", "--build-dir", str(BUILD), "--out", debs]).stdout.split()
     relay_deb = next(p for p in packages if "/relay_" in p)

@@ -50,9 +50,7 @@ def monotonic_us(box, unit, prop):
 
 
 def main():
-    swept = sweep_earlier_runs()
-    if swept:
-        print(f"removed what killed runs of the deployment tests left: {swept}")
+    sweep_earlier_runs()
     context = temp_dir("relay-systemd-image.")
     run([f"{SOURCE}/scripts/package", "--build-dir", str(BUILD), "--out", context])
     with open(f"{context}/Dockerfile", "w") as dockerfile:
