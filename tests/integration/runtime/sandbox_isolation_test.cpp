@@ -26,6 +26,7 @@
 #include "integration/runtime/sandbox_harness.h"
 #include "runtime/sandbox/sandbox_runtime.h"
 #include "support/egress_namespace.h"
+#include "support/spawned_process.h"
 
 namespace relay::runtime::testing {
 namespace {
@@ -370,9 +371,7 @@ TEST_F(SandboxIsolation, StaleCgroupsOfACrashedRelayAreReapedAtStart) {
     }
     return reaped != 0;
   };
-  for (int i = 0; i < 1000 && !gone(); ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  relay::testing::SpawnedProcess::waitUntil(gone, std::chrono::seconds(10));
   for (const auto& dir : stale) EXPECT_FALSE(std::filesystem::exists(dir)) << dir;
   if (reaped == 0) {
     ::kill(sleeper, SIGKILL);  // not reaped: fail now, not after its 300 s

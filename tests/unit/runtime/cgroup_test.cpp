@@ -205,12 +205,15 @@ TEST(CgroupManager, V1ARelayWithAnotherMemoryCgroupLeavesTheSharedBasesAlone) {
   ASSERT_TRUE(running.ok()) << running.error().message;
   (*them)->prepare(Resources{});
   // A process in their invocation's pids cgroup (its process list, as the kernel keeps it).
+  const pid_t test = ::getpid();
   const pid_t child = ::fork();
   ASSERT_GE(child, 0);
   if (child == 0) {
     // Gone with the test binary whatever happens below (a failed ASSERT returns before the
-    // kill): a child left behind would hold ctest's output pipe open.
+    // kill): a child left behind would hold ctest's output pipe open. Checked after prctl, as
+    // ChildProcess does: a parent gone before it would never send the signal.
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != test) ::_exit(0);
     ::pause();
     ::_exit(0);
   }
